@@ -1,0 +1,85 @@
+"""Bin mapper: per-feature thresholds fitted on (a subsample of) X, raw X -> uint8 bins.
+
+A feature with at most ``max_bins - 1`` distinct values gets the midpoints
+``(a_i + a_{i+1}) / 2`` between consecutive distinct values as thresholds, so
+that a tree on bins makes the same splits as CART/C4.5 on raw values (the
+midpoint rule of scikit-learn's trees). A feature with more distinct values
+gets quantile thresholds, as in LightGBM and scikit-learn's
+HistGradientBoosting. The last bin, ``max_bins - 1``, holds missing values.
+"""
+
+import numpy as np
+
+from .kernels.common import PURPOSE_BINNING
+from .kernels.cpu.sampling import uniform_per_row
+
+SUBSAMPLE = 200_000
+
+
+class BinMapper:
+    """Fit bin thresholds on X and map X to bins.
+
+    Parameters
+    ----------
+    max_bins : int, default=256
+        Number of bins, the missing-value bin included (2 to 256).
+    subsample : int, default=200_000
+        Thresholds are fitted on about this many rows when X has more.
+    random_state : int, default=0
+        Seed of the subsample (drawn from the counter-based hash RNG).
+
+    Attributes
+    ----------
+    bin_thresholds_ : ndarray of shape (n_features, max_bins), dtype float64
+        Thresholds of each feature padded with +inf: bin ``b`` holds the values
+        ``x`` with ``bin_thresholds_[f, b - 1] < x <= bin_thresholds_[f, b]``.
+    n_thresholds_ : ndarray of shape (n_features,), dtype int32
+    n_bins_non_missing_ : ndarray of shape (n_features,), dtype int32
+        ``n_thresholds_ + 1``.
+    missing_bin : int
+        ``max_bins - 1``.
+    """
+
+    def __init__(self, max_bins=256, subsample=SUBSAMPLE, random_state=0):
+        self.max_bins = max_bins
+        self.subsample = subsample
+        self.random_state = random_state
+
+    @property
+    def missing_bin(self):
+        return self.max_bins - 1
+
+    def fit(self, X):
+        """Fit thresholds on ``X`` of shape (n_samples, n_features), float32 with NaN."""
+        if not 2 <= self.max_bins <= 256:
+            raise ValueError(f"max_bins must be between 2 and 256, got {self.max_bins}.")
+        n_samples, n_features = X.shape
+        if n_samples > self.subsample:
+            draws = np.empty(n_samples)
+            uniform_per_row(self.random_state, PURPOSE_BINNING, 0, n_samples, draws)
+            X = X[draws < self.subsample / n_samples]
+        max_thresholds = self.max_bins - 1
+        self.bin_thresholds_ = np.full((n_features, self.max_bins), np.inf)
+        self.n_thresholds_ = np.zeros(n_features, dtype=np.int32)
+        for feature_idx in range(n_features):
+            thresholds = _feature_thresholds(X[:, feature_idx], max_thresholds)
+            self.bin_thresholds_[feature_idx, : thresholds.size] = thresholds
+            self.n_thresholds_[feature_idx] = thresholds.size
+        self.n_bins_non_missing_ = self.n_thresholds_ + 1
+        return self
+
+    def transform(self, X, backend):
+        """Bins of ``X`` as an (n_samples, n_features) uint8 array in Fortran order."""
+        return backend.map_to_bins(X, self.bin_thresholds_, self.n_thresholds_, self.missing_bin)
+
+
+def _feature_thresholds(values, max_thresholds):
+    """Increasing float64 thresholds of one feature (at most ``max_thresholds``)."""
+    values = values[~np.isnan(values)]
+    distinct = np.unique(values).astype(np.float64)
+    if distinct.size <= max_thresholds + 1:
+        return (distinct[:-1] + distinct[1:]) / 2
+    quantiles = np.linspace(0, 100, max_thresholds + 2)[1:-1]
+    thresholds = np.unique(np.percentile(values.astype(np.float64), quantiles, method="midpoint"))
+    # The top quantile can equal the maximum; a threshold there splits nothing off.
+    return thresholds[thresholds < distinct[-1]]

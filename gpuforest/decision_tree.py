@@ -1,0 +1,294 @@
+"""``DecisionTreeClassifier`` and ``DecisionTreeRegressor``: CART on binned features.
+
+Drop-in for scikit-learn's estimators of the same names: same parameters (plus
+``max_bins`` and ``device``), attributes and methods. Trees are grown by the
+shared level-wise grower; scikit-learn's splitting rules (midpoint thresholds,
+``min_*`` constraints, best-first growth with ``max_leaf_nodes``) are kept.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils import check_random_state, compute_sample_weight
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from .backend import DEVICES, RowData, get_backend
+from .binning import BinMapper
+from .grower import GrowthParams, TreeGrower
+from .statistics import (
+    CLASSIFICATION_CRITERIA,
+    REGRESSION_CRITERIA,
+    classification_statistics,
+    regression_statistics,
+)
+
+MAX_DEPTH_UNLIMITED = np.iinfo(np.int32).max
+
+
+def resolve_max_features(max_features, n_features):
+    """Number of features drawn per split from scikit-learn's ``max_features``."""
+    if max_features is None:
+        return n_features
+    if max_features == "sqrt":
+        return max(1, int(np.sqrt(n_features)))
+    if max_features == "log2":
+        return max(1, int(np.log2(n_features)))
+    if isinstance(max_features, Integral):
+        if max_features > n_features:
+            raise ValueError(f"max_features must be <= n_features={n_features}, got {max_features}.")
+        return int(max_features)
+    return max(1, int(max_features * n_features))
+
+
+class BaseDecisionTree(BaseEstimator):
+    """Validation, parameters and fitting shared by both tree estimators."""
+
+    _parameter_constraints = {
+        "max_depth": [Interval(Integral, 1, None, closed="left"), None],
+        "min_samples_split": [
+            Interval(Integral, 2, None, closed="left"),
+            Interval(Real, 0.0, 1.0, closed="right"),
+        ],
+        "min_samples_leaf": [
+            Interval(Integral, 1, None, closed="left"),
+            Interval(Real, 0.0, 1.0, closed="neither"),
+        ],
+        "min_weight_fraction_leaf": [Interval(Real, 0.0, 0.5, closed="both")],
+        "max_features": [
+            Interval(Integral, 1, None, closed="left"),
+            Interval(Real, 0.0, 1.0, closed="right"),
+            StrOptions({"sqrt", "log2"}),
+            None,
+        ],
+        "random_state": ["random_state"],
+        "max_leaf_nodes": [Interval(Integral, 2, None, closed="left"), None],
+        "min_impurity_decrease": [Interval(Real, 0.0, None, closed="left")],
+        "max_bins": [Interval(Integral, 2, 256, closed="both")],
+        "device": [StrOptions(set(DEVICES))],
+    }
+
+    def __init__(
+        self, *, criterion, max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf,
+        max_features, random_state, max_leaf_nodes, min_impurity_decrease, max_bins, device,
+    ):
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.max_features = max_features
+        self.random_state = random_state
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+        self.max_bins = max_bins
+        self.device = device
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
+
+    def _validate_X_y(self, X, y, sample_weight):
+        X, y = validate_data(self, X, y, dtype=np.float32, ensure_all_finite="allow-nan", order="C")
+        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        if not sample_weight.sum() > 0:
+            raise ValueError("sample_weight must have a positive sum; every weight is zero.")
+        return X, y, sample_weight
+
+    def _growth_params(self, n_samples, n_features, seed):
+        min_samples_leaf = self.min_samples_leaf
+        if not isinstance(min_samples_leaf, Integral):
+            min_samples_leaf = int(np.ceil(min_samples_leaf * n_samples))
+        min_samples_split = self.min_samples_split
+        if not isinstance(min_samples_split, Integral):
+            min_samples_split = max(2, int(np.ceil(min_samples_split * n_samples)))
+        return GrowthParams(
+            max_depth=MAX_DEPTH_UNLIMITED if self.max_depth is None else self.max_depth,
+            min_samples_split=max(min_samples_split, 2 * min_samples_leaf),
+            min_samples_leaf=min_samples_leaf,
+            min_weight_fraction_leaf=self.min_weight_fraction_leaf,
+            min_impurity_decrease=self.min_impurity_decrease,
+            max_leaf_nodes=self.max_leaf_nodes,
+            max_features=resolve_max_features(self.max_features, n_features),
+            seed=seed,
+        )
+
+    def _grow(self, X, sample_weight, stats, n_values):
+        """Bin ``X`` and grow the tree on the rows with positive weight."""
+        backend = get_backend(self.device)
+        seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        params = self._growth_params(X.shape[0], X.shape[1], seed)
+        sample_indices = np.flatnonzero(sample_weight > 0).astype(np.int32)
+        self._bin_mapper = BinMapper(self.max_bins, random_state=seed).fit(X[sample_indices])
+        rows = RowData(
+            X_binned=self._bin_mapper.transform(X, backend),
+            sample_indices=sample_indices,
+            sample_counts=np.ones((1, X.shape[0]), dtype=np.int32),
+            row_slot=stats.row_slot,
+            row_stats=stats.row_stats,
+        )
+        tree_offsets = np.array([0, sample_indices.shape[0]], dtype=np.int64)
+        grower = TreeGrower(backend, rows, tree_offsets, self._bin_mapper, stats, n_values, params)
+        (self.tree_,) = grower.grow()
+        self.max_features_ = params.max_features
+        self.device_ = backend.name
+        return self
+
+    def _validate_X_predict(self, X):
+        check_is_fitted(self, "tree_")
+        return validate_data(self, X, dtype=np.float32, ensure_all_finite="allow-nan", order="C", reset=False)
+
+    def apply(self, X):
+        """Index of the leaf each sample ends up in, shape (n_samples,)."""
+        X = self._validate_X_predict(X)
+        return self.tree_.apply(X, get_backend(self.device_))
+
+    def decision_path(self, X):
+        """Sparse (n_samples, n_nodes) indicator of the nodes each sample goes through."""
+        X = self._validate_X_predict(X)
+        return self.tree_.decision_path(X, get_backend(self.device_))
+
+    def get_depth(self):
+        check_is_fitted(self, "tree_")
+        return self.tree_.max_depth
+
+    def get_n_leaves(self):
+        check_is_fitted(self, "tree_")
+        return self.tree_.n_leaves
+
+    @property
+    def feature_importances_(self):
+        """Normalised total impurity decrease per feature (Gini importance)."""
+        check_is_fitted(self, "tree_")
+        return self.tree_.compute_feature_importances()
+
+    def _leaf_values(self, X):
+        return self.tree_.value[self.apply(X), 0]
+
+
+class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
+    """A decision tree classifier (CART), on the CPU or the GPU.
+
+    Parameters
+    ----------
+    criterion : {"gini", "entropy", "log_loss", "misclassification"}, default="gini"
+        Impurity: Gini index, Shannon entropy in bits (``log_loss`` is an
+        alias) or misclassification rate ``1 - max_k p_k``.
+    max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf,
+    max_features, random_state, max_leaf_nodes, min_impurity_decrease, class_weight
+        As in ``sklearn.tree.DecisionTreeClassifier``.
+    max_bins : int, default=256
+        Bins per feature, one of them for missing values. Features with fewer
+        distinct values are split exactly at the midpoints between them.
+    device : {"auto", "cpu", "cuda"}, default="auto"
+        Where to train and predict. ``"auto"`` uses a GPU when one is usable.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    n_classes_ : int
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+    max_features_ : int
+    tree_ : gpuforest.tree.Tree
+    feature_importances_ : ndarray of shape (n_features_in_,)
+    """
+
+    _parameter_constraints = {
+        **BaseDecisionTree._parameter_constraints,
+        "criterion": [StrOptions(set(CLASSIFICATION_CRITERIA))],
+        "class_weight": [dict, list, StrOptions({"balanced"}), None],
+    }
+
+    def __init__(
+        self, *, criterion="gini", max_depth=None, min_samples_split=2, min_samples_leaf=1,
+        min_weight_fraction_leaf=0.0, max_features=None, random_state=None, max_leaf_nodes=None,
+        min_impurity_decrease=0.0, class_weight=None, max_bins=256, device="auto",
+    ):
+        super().__init__(
+            criterion=criterion, max_depth=max_depth, min_samples_split=min_samples_split,
+            min_samples_leaf=min_samples_leaf, min_weight_fraction_leaf=min_weight_fraction_leaf,
+            max_features=max_features, random_state=random_state, max_leaf_nodes=max_leaf_nodes,
+            min_impurity_decrease=min_impurity_decrease, max_bins=max_bins, device=device,
+        )
+        self.class_weight = class_weight
+
+    def fit(self, X, y, sample_weight=None):
+        """Grow the tree on ``X`` (n_samples, n_features) and class labels ``y``."""
+        self._validate_params()
+        X, y, sample_weight = self._validate_X_y(X, y, sample_weight)
+        check_classification_targets(y)
+        self.classes_, y_encoded = np.unique(y, return_inverse=True)
+        self.n_classes_ = self.classes_.shape[0]
+        if self.class_weight is not None:
+            sample_weight = sample_weight * compute_sample_weight(self.class_weight, y_encoded)
+        stats = classification_statistics(self.criterion, y_encoded, self.n_classes_, sample_weight)
+        return self._grow(X, sample_weight, stats, self.n_classes_)
+
+    def predict_proba(self, X):
+        """Class proportions of each sample's leaf, shape (n_samples, n_classes)."""
+        return self._leaf_values(X)
+
+    def predict_log_proba(self, X):
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def predict(self, X):
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+
+class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
+    """A decision tree regressor (CART), on the CPU or the GPU.
+
+    Parameters
+    ----------
+    criterion : {"squared_error", "poisson"}, default="squared_error"
+        Variance reduction, or half Poisson deviance reduction (``y >= 0``).
+    max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf,
+    max_features, random_state, max_leaf_nodes, min_impurity_decrease
+        As in ``sklearn.tree.DecisionTreeRegressor``.
+    max_bins : int, default=256
+    device : {"auto", "cpu", "cuda"}, default="auto"
+
+    Attributes
+    ----------
+    n_features_in_, feature_names_in_, max_features_, tree_, feature_importances_
+        As in ``DecisionTreeClassifier``.
+    """
+
+    _parameter_constraints = {
+        **BaseDecisionTree._parameter_constraints,
+        "criterion": [StrOptions(set(REGRESSION_CRITERIA))],
+    }
+
+    def __init__(
+        self, *, criterion="squared_error", max_depth=None, min_samples_split=2, min_samples_leaf=1,
+        min_weight_fraction_leaf=0.0, max_features=None, random_state=None, max_leaf_nodes=None,
+        min_impurity_decrease=0.0, max_bins=256, device="auto",
+    ):
+        super().__init__(
+            criterion=criterion, max_depth=max_depth, min_samples_split=min_samples_split,
+            min_samples_leaf=min_samples_leaf, min_weight_fraction_leaf=min_weight_fraction_leaf,
+            max_features=max_features, random_state=random_state, max_leaf_nodes=max_leaf_nodes,
+            min_impurity_decrease=min_impurity_decrease, max_bins=max_bins, device=device,
+        )
+
+    def fit(self, X, y, sample_weight=None):
+        """Grow the tree on ``X`` (n_samples, n_features) and real targets ``y``."""
+        self._validate_params()
+        X, y, sample_weight = self._validate_X_y(X, y, sample_weight)
+        y = np.asarray(y, dtype=np.float64)
+        if self.criterion == "poisson":
+            if np.any(y < 0):
+                raise ValueError("Some value(s) of y are negative which is not allowed for Poisson regression.")
+            if not np.sum(y * sample_weight) > 0:
+                raise ValueError("Sum of y is not positive which is necessary for Poisson regression.")
+        stats = regression_statistics(self.criterion, y, sample_weight)
+        return self._grow(X, sample_weight, stats, 1)
+
+    def predict(self, X):
+        """Mean target of each sample's leaf, shape (n_samples,)."""
+        return self._leaf_values(X)[:, 0]

@@ -1,0 +1,350 @@
+"""The level-wise grower, batched over the nodes of every tree being grown.
+
+One loop grows any number of trees at once (a forest batch, or one tree)::
+
+    candidates = self._evaluate(self._roots())
+    while candidates.size:
+        chosen, candidates = self._select(candidates)
+        candidates = candidates.concat(self._evaluate(*self._split(chosen)))
+
+``_evaluate`` builds the histograms of a batch of nodes (the smaller child of
+each pair, the larger one by subtraction from its parent; small nodes skip
+histograms and are scanned from their rows), then finds the best split of
+every node; ``_split`` partitions the rows of the chosen nodes. Each step is
+one backend call for all nodes of all trees. Depth-wise growth splits every
+candidate; with ``max_leaf_nodes`` the best candidate of each tree is split
+first (best-first, as scikit-learn's ``BestFirstTreeBuilder``).
+"""
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from .backend import SplitResult
+from .kernels.cpu.splitting import NO_SPLIT
+from .tree import TREE_LEAF, TREE_UNDEFINED, Tree
+
+EPSILON = np.finfo(np.float64).eps
+
+
+@dataclass
+class GrowthParams:
+    """Stopping rules, resolved to numbers (scikit-learn's meanings)."""
+
+    max_depth: int
+    min_samples_split: int
+    min_samples_leaf: int
+    min_weight_fraction_leaf: float
+    min_impurity_decrease: float
+    max_leaf_nodes: int | None
+    max_features: int
+    seed: int
+
+
+@dataclass
+class NodeBatch:
+    """Nodes of several trees, one entry per node in parallel arrays.
+
+    ``start``/``stop`` delimit the node's rows in ``sample_indices``;
+    ``totals`` (n_nodes, n_slots) are its fixed-point sums. Candidates also
+    carry their best ``split`` and, in depth-wise growth, the histogram that
+    their children's histograms are derived from (``hist[hist_row]``,
+    ``hist_row == -1`` for none).
+    """
+
+    tree: np.ndarray
+    node_idx: np.ndarray
+    depth: np.ndarray
+    start: np.ndarray
+    stop: np.ndarray
+    totals: np.ndarray
+    split: SplitResult | None = None
+    hist: np.ndarray | None = None
+    hist_row: np.ndarray | None = None
+
+    @property
+    def size(self):
+        return self.tree.shape[0]
+
+    def take(self, positions):
+        """The nodes at ``positions`` (a histogram is kept, not copied)."""
+        taken = {
+            field.name: getattr(self, field.name)[positions]
+            for field in fields(self)
+            if field.name not in ("split", "hist", "hist_row")
+        }
+        split = None
+        if self.split is not None:
+            split = SplitResult(*(array[positions] for array in self.split.outputs()))
+        hist_row = None if self.hist_row is None else self.hist_row[positions]
+        return NodeBatch(**taken, split=split, hist=self.hist, hist_row=hist_row)
+
+    def concat(self, other):
+        """Both batches' nodes; histograms are dropped unless ``self`` is empty.
+
+        Depth-wise growth leaves no candidates behind, so its histograms pass
+        through; best-first growth keeps none.
+        """
+        if self.size == 0:
+            return other
+        arrays = {
+            field.name: np.concatenate([getattr(self, field.name), getattr(other, field.name)])
+            for field in fields(self)
+            if field.name not in ("split", "hist", "hist_row")
+        }
+        split = SplitResult(
+            *(np.concatenate([a, b]) for a, b in zip(self.split.outputs(), other.split.outputs()))
+        )
+        return NodeBatch(**arrays, split=split)
+
+
+class _TreeRecorder:
+    """Collects node and split records level by level; assembles ``Tree`` objects."""
+
+    def __init__(self, n_trees):
+        self.next_node_idx = np.ones(n_trees, dtype=np.int64)
+        self.nodes = []
+        self.splits = []
+
+    def add_nodes(self, nodes, values, impurity, weight):
+        self.nodes.append(
+            (nodes.tree, nodes.node_idx, nodes.depth, nodes.totals[:, -1], values, impurity, weight)
+        )
+
+    def new_children(self, tree):
+        """Indices of the left and right children of parents in trees ``tree``."""
+        order = np.argsort(tree, kind="stable")
+        sorted_tree = tree[order]
+        rank = np.empty_like(tree)
+        rank[order] = np.arange(tree.shape[0]) - np.searchsorted(sorted_tree, sorted_tree)
+        left = self.next_node_idx[tree] + 2 * rank
+        self.next_node_idx += 2 * np.bincount(tree, minlength=self.next_node_idx.shape[0])
+        return left, left + 1
+
+    def add_splits(self, parents, feature, bin_idx, threshold, missing_left, left, right):
+        self.splits.append((parents.tree, parents.node_idx, feature, bin_idx, threshold, missing_left, left, right))
+
+    def trees(self, n_features):
+        tree, node_idx, depth, n_samples, values, impurity, weight = (
+            np.concatenate(column) for column in zip(*self.nodes)
+        )
+        if self.splits:
+            split_columns = [np.concatenate(column) for column in zip(*self.splits)]
+        else:
+            split_columns = [np.empty(0, dtype=np.int64)] * 8
+        split_tree, split_node, feature, bin_idx, threshold, missing_left, left, right = split_columns
+        result = []
+        for tree_idx, node_count in enumerate(self.next_node_idx):
+            mine = tree == tree_idx
+            order = node_idx[mine]
+            mine_split = split_tree == tree_idx
+            at = split_node[mine_split]
+
+            def per_node(fill, dtype, source=None, positions=None):
+                array = np.full(node_count, fill, dtype=dtype)
+                if source is not None:
+                    array[positions] = source
+                return array
+
+            node_values = np.empty((node_count, 1, values.shape[1]))
+            node_values[order, 0] = values[mine]
+            result.append(
+                Tree(
+                    n_features=n_features,
+                    children_left=per_node(TREE_LEAF, np.int32, left[mine_split], at),
+                    children_right=per_node(TREE_LEAF, np.int32, right[mine_split], at),
+                    feature=per_node(TREE_UNDEFINED, np.int32, feature[mine_split], at),
+                    threshold=per_node(TREE_UNDEFINED, np.float64, threshold[mine_split], at),
+                    bin_threshold=per_node(TREE_UNDEFINED, np.int32, bin_idx[mine_split], at),
+                    missing_go_to_left=per_node(False, bool, missing_left[mine_split], at),
+                    value=node_values,
+                    impurity=per_node(0.0, np.float64, impurity[mine], order),
+                    n_node_samples=per_node(0, np.int64, n_samples[mine], order),
+                    weighted_n_node_samples=per_node(0.0, np.float64, weight[mine], order),
+                    depth=per_node(0, np.int64, depth[mine], order),
+                )
+            )
+        return result
+
+
+class TreeGrower:
+    """Grows a batch of trees on binned data with one backend.
+
+    Parameters
+    ----------
+    backend : CPUBackend or compatible
+    rows : backend.RowData
+        Binned rows, per-tree row ranges in ``sample_indices`` and draw counts.
+    tree_offsets : ndarray of shape (n_trees + 1,), dtype int64
+        Tree ``t`` owns ``sample_indices[tree_offsets[t]:tree_offsets[t + 1]]``.
+    bin_mapper : binning.BinMapper
+    stats : statistics.RowStatistics
+    n_values : int
+        Values per node (classes for classification, 1 otherwise).
+    params : GrowthParams
+    """
+
+    def __init__(self, backend, rows, tree_offsets, bin_mapper, stats, n_values, params):
+        self.backend = backend
+        self.rows = rows
+        self.tree_offsets = tree_offsets
+        self.bin_mapper = bin_mapper
+        self.stats = stats
+        self.n_values = n_values
+        self.params = params
+        self.n_trees = tree_offsets.shape[0] - 1
+        self.n_features = rows.X_binned.shape[1]
+        # Below this many rows a node is scanned from its rows, not from a
+        # histogram: sorting n rows beats building and scanning n_bins * n_slots.
+        self.min_rows_histogram = bin_mapper.max_bins * stats.n_slots // 2
+        self.recorder = _TreeRecorder(self.n_trees)
+
+    def grow(self):
+        """Grow every tree; returns a list of ``Tree``."""
+        candidates = self._evaluate(self._roots())
+        while candidates.size:
+            chosen, candidates = self._select(candidates)
+            candidates = candidates.concat(self._evaluate(*self._split(chosen)))
+        return self.recorder.trees(self.n_features)
+
+    def _roots(self):
+        tree = np.arange(self.n_trees, dtype=np.int64)
+        start, stop = self.tree_offsets[:-1].copy(), self.tree_offsets[1:].copy()
+        totals = self.backend.node_totals(self.rows, start, stop, tree, self.stats.n_slots)
+        _, _, root_weight = self.backend.node_values(self.stats, totals, self.n_values)
+        self.root_weight = root_weight
+        self.min_weight_leaf = self.params.min_weight_fraction_leaf * root_weight
+        zeros = np.zeros(self.n_trees, dtype=np.int64)
+        return NodeBatch(tree=tree, node_idx=zeros, depth=zeros.copy(), start=start, stop=stop, totals=totals)
+
+    def _evaluate(self, nodes, parent_hist=None, parent_hist_row=None):
+        """Record ``nodes``; return those that can split, with their best split.
+
+        With ``parent_hist``, ``nodes`` are the children of the previous
+        candidates: the left children, then the right children, in order.
+        """
+        params = self.params
+        values, impurity, weight = self.backend.node_values(self.stats, nodes.totals, self.n_values)
+        self.recorder.add_nodes(nodes, values, impurity, weight)
+        count = nodes.totals[:, -1]
+        splittable = (
+            (nodes.depth < params.max_depth)
+            & (count >= params.min_samples_split)
+            & (count >= 2 * params.min_samples_leaf)
+            & (weight >= 2 * self.min_weight_leaf[nodes.tree])
+            & (impurity > EPSILON)
+        )
+        hist, hist_row = self._histograms(nodes, splittable, parent_hist, parent_hist_row)
+        split = self._best_splits(nodes, splittable, hist, hist_row)
+        improvement = split.gain / self.root_weight[nodes.tree]
+        can_split = (
+            splittable
+            & (split.feature != NO_SPLIT)
+            & (improvement + EPSILON >= params.min_impurity_decrease)
+        )
+        nodes.split = split
+        if params.max_leaf_nodes is None:
+            nodes.hist, nodes.hist_row = hist, hist_row
+        return nodes.take(np.flatnonzero(can_split))
+
+    def _histograms(self, nodes, splittable, parent_hist, parent_hist_row):
+        """Histograms of the large splittable nodes: ``(hist, hist_row)``."""
+        count = nodes.totals[:, -1]
+        needs_hist = splittable & (count >= self.min_rows_histogram)
+        hist_row = np.full(nodes.size, -1, dtype=np.int64)
+        build = needs_hist.copy()
+        derive, derive_from, derive_parent = (np.empty(0, dtype=np.int64),) * 3
+        if parent_hist is not None:
+            n_pairs = nodes.size // 2
+            left, right = np.arange(n_pairs), np.arange(n_pairs, 2 * n_pairs)
+            left_larger = count[left] >= count[right]
+            larger = np.where(left_larger, left, right)
+            smaller = np.where(left_larger, right, left)
+            subtract = (parent_hist_row >= 0) & needs_hist[larger]
+            derive, derive_from, derive_parent = larger[subtract], smaller[subtract], parent_hist_row[subtract]
+            build[derive] = False
+            build[derive_from] = True
+        build = np.flatnonzero(build)
+        if build.size == 0:
+            return None, hist_row
+        n_bins, n_slots = self.bin_mapper.max_bins, self.stats.n_slots
+        built = self.backend.build_histograms(
+            self.rows, nodes.start[build], nodes.stop[build], nodes.tree[build], n_bins, n_slots
+        )
+        hist_row[build] = np.arange(build.size)
+        if derive.size == 0:
+            return built, hist_row
+        derived = self.backend.subtract_histograms(parent_hist[derive_parent], built[hist_row[derive_from]])
+        hist_row[derive] = build.size + np.arange(derive.size)
+        return np.concatenate([built, derived]), hist_row
+
+    def _best_splits(self, nodes, splittable, hist, hist_row):
+        """Best split of every node (``NO_SPLIT`` for those not splittable)."""
+        params, stats = self.params, self.stats
+        split = SplitResult.empty(nodes.size, stats.n_slots)
+        split.feature[:] = NO_SPLIT
+        evaluate = np.flatnonzero(splittable)
+        if evaluate.size == 0:
+            return split
+        if params.max_features < self.n_features:
+            masks = self.backend.feature_masks(
+                params.seed, nodes.tree[evaluate], nodes.node_idx[evaluate], self.n_features, params.max_features
+            )
+        else:
+            masks = np.ones((evaluate.size, self.n_features), dtype=bool)
+        min_weight_leaf = self.min_weight_leaf[nodes.tree[evaluate]]
+        from_hist = hist_row[evaluate] >= 0
+        for subset, use_hist in ((np.flatnonzero(from_hist), True), (np.flatnonzero(~from_hist), False)):
+            if subset.size == 0:
+                continue
+            positions = evaluate[subset]
+            if use_hist:
+                result = self.backend.find_best_splits_from_histograms(
+                    hist, hist_row[positions], nodes.totals[positions], masks[subset], self.bin_mapper, stats,
+                    params.min_samples_leaf, min_weight_leaf[subset],
+                )
+            else:
+                result = self.backend.find_best_splits_from_rows(
+                    self.rows, nodes.start[positions], nodes.stop[positions], nodes.tree[positions],
+                    nodes.totals[positions], masks[subset], self.bin_mapper, stats, params.min_samples_leaf,
+                    min_weight_leaf[subset],
+                )
+            for target, source in zip(split.outputs(), result.outputs()):
+                target[positions] = source
+        return split
+
+    def _select(self, candidates):
+        """Candidates to split now, and those left for later (best-first only)."""
+        if self.params.max_leaf_nodes is None:
+            return candidates, candidates.take(np.empty(0, dtype=np.int64))
+        n_leaves = self.recorder.next_node_idx // 2 + 1
+        # The best candidate of each tree that may still add a leaf.
+        order = np.lexsort((candidates.node_idx, -candidates.split.gain, candidates.tree))
+        first_of_tree = order[np.unique(candidates.tree[order], return_index=True)[1]]
+        chosen = first_of_tree[n_leaves[candidates.tree[first_of_tree]] < self.params.max_leaf_nodes]
+        if chosen.size == 0:
+            return candidates.take(chosen), candidates.take(chosen)
+        rest = np.setdiff1d(np.arange(candidates.size), chosen)
+        return candidates.take(chosen), candidates.take(rest)
+
+    def _split(self, chosen):
+        """Partition the chosen nodes' rows; returns their children for ``_evaluate``."""
+        split = chosen.split
+        n_left = split.left_totals[:, -1].copy()
+        self.backend.apply_splits(
+            self.rows, chosen.start, chosen.stop, n_left, split.feature, split.bin, split.missing_left,
+            self.bin_mapper.missing_bin,
+        )
+        left, right = self.recorder.new_children(chosen.tree)
+        threshold = self.bin_mapper.bin_thresholds_[split.feature, split.bin]
+        self.recorder.add_splits(chosen, split.feature, split.bin, threshold, split.missing_left, left, right)
+        middle = chosen.start + n_left
+        children = NodeBatch(
+            tree=np.concatenate([chosen.tree, chosen.tree]),
+            node_idx=np.concatenate([left, right]),
+            depth=np.concatenate([chosen.depth + 1, chosen.depth + 1]),
+            start=np.concatenate([chosen.start, middle]),
+            stop=np.concatenate([middle, chosen.stop]),
+            totals=np.concatenate([split.left_totals, chosen.totals - split.left_totals]),
+        )
+        return children, chosen.hist, chosen.hist_row

@@ -1,0 +1,122 @@
+"""Per-row statistics of each criterion, in int64 fixed point.
+
+The grower sums these in histograms. Fixed point makes every sum exact and so
+independent of the order of the additions (threads, atomics, machines): the
+determinism promise of docs/ARCHITECTURE.md. Each statistic gets a power-of-two
+scale chosen so that the largest possible sum fits in 62 bits, as XGBoost's
+GPU histograms do with gradients.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .kernels import common
+
+CLASSIFICATION_CRITERIA = {
+    "gini": common.GINI,
+    "entropy": common.ENTROPY,
+    "log_loss": common.ENTROPY,
+    "misclassification": common.MISCLASSIFICATION,
+}
+REGRESSION_CRITERIA = {
+    "squared_error": common.SQUARED_ERROR,
+    "poisson": common.POISSON,
+}
+
+_MAX_EXPONENT = 1000  # keeps the scale and its inverse finite in float64
+
+
+@dataclass
+class RowStatistics:
+    """Fixed-point statistics of the training rows for one criterion.
+
+    Attributes
+    ----------
+    criterion : int
+        A criterion constant of ``kernels.common``.
+    row_slot : ndarray of shape (n_samples,), dtype int32
+        First histogram slot of each row's statistics.
+    row_stats : ndarray of shape (n_samples, n_row_stats), dtype int64
+    inv_scales : ndarray of shape (n_slots,), dtype float64
+        ``1 / scale`` per histogram slot; the last slot counts rows.
+    l2_regularization : float
+    """
+
+    criterion: int
+    row_slot: np.ndarray
+    row_stats: np.ndarray
+    inv_scales: np.ndarray
+    l2_regularization: float = 0.0
+
+    @property
+    def n_slots(self):
+        return self.inv_scales.shape[0]
+
+
+def fixed_point_scale(abs_total):
+    """Largest power of two ``s`` with ``abs_total * s <= 2**62``."""
+    if abs_total <= 0:
+        return 1.0
+    exponent = 62 - int(np.ceil(np.log2(abs_total)))
+    return 2.0 ** min(max(exponent, -_MAX_EXPONENT), _MAX_EXPONENT)
+
+
+def _to_fixed(values, max_multiplicity):
+    """Columns of ``values`` in fixed point, and their inverse scales."""
+    scales = np.array(
+        [fixed_point_scale(np.abs(column).sum() * max_multiplicity) for column in values.T]
+    )
+    return np.rint(values * scales).astype(np.int64), 1.0 / scales
+
+
+def classification_statistics(criterion, y_encoded, n_classes, sample_weight, max_multiplicity=1):
+    """Weighted class counts: row ``i`` adds its weight to slot ``y_encoded[i]``.
+
+    Parameters
+    ----------
+    criterion : str
+        A key of ``CLASSIFICATION_CRITERIA``.
+    y_encoded : ndarray of shape (n_samples,), int
+        Class index of each row.
+    sample_weight : ndarray of shape (n_samples,), dtype float64
+    max_multiplicity : int
+        Largest number of times a row is drawn (bootstrap), to size the scale.
+    """
+    row_stats, inv_scales = _to_fixed(sample_weight[:, None], max_multiplicity)
+    return RowStatistics(
+        criterion=CLASSIFICATION_CRITERIA[criterion],
+        row_slot=y_encoded.astype(np.int32),
+        row_stats=row_stats,
+        inv_scales=np.concatenate([np.repeat(inv_scales, n_classes), [1.0]]),
+    )
+
+
+def regression_statistics(criterion, y, sample_weight, max_multiplicity=1):
+    """``(w, w y, w y^2)`` for squared error, ``(w, w y, w y log y)`` for Poisson."""
+    criterion_id = REGRESSION_CRITERIA[criterion]
+    if criterion_id == common.POISSON:
+        y_log_y = np.where(y > 0, y * np.log(np.where(y > 0, y, 1.0)), 0.0)
+        third = sample_weight * y_log_y
+    else:
+        third = sample_weight * y * y
+    values = np.column_stack([sample_weight, sample_weight * y, third])
+    row_stats, inv_scales = _to_fixed(values, max_multiplicity)
+    return RowStatistics(
+        criterion=criterion_id,
+        row_slot=np.zeros(y.shape[0], dtype=np.int32),
+        row_stats=row_stats,
+        inv_scales=np.concatenate([inv_scales, [1.0]]),
+    )
+
+
+def newton_statistics(gradients, hessians, l2_regularization, max_multiplicity=1):
+    """``(g, h)`` per row for second-order (Newton) boosting."""
+    row_stats, inv_scales = _to_fixed(np.column_stack([gradients, hessians]), max_multiplicity)
+    return RowStatistics(
+        criterion=common.NEWTON,
+        row_slot=np.zeros(gradients.shape[0], dtype=np.int32),
+        row_stats=row_stats,
+        inv_scales=np.concatenate([inv_scales, [1.0]]),
+        l2_regularization=float(l2_regularization),
+    )

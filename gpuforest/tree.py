@@ -1,0 +1,125 @@
+"""The flat tree format: one node per index in parallel arrays.
+
+The arrays follow scikit-learn's ``sklearn.tree._tree.Tree`` (same names,
+``TREE_LEAF = -1`` children and ``TREE_UNDEFINED = -2`` feature/threshold at
+leaves), so code written against ``tree_`` works, plus what binned training
+and later split kinds need:
+
+- ``bin_threshold``: the split's bin, so a tree can route binned rows;
+- ``split_type``: ``NUMERIC`` (``x <= threshold``) for every split today;
+  categorical subset splits and multiway (ID3) splits will add their own
+  codes and side arrays (a category bitset per node, a child list per node)
+  without changing the existing arrays.
+"""
+
+import numpy as np
+import scipy.sparse
+
+TREE_LEAF = -1
+TREE_UNDEFINED = -2
+NUMERIC = 0
+
+
+class Tree:
+    """One grown tree.
+
+    Attributes
+    ----------
+    node_count : int
+    children_left, children_right : ndarray of shape (node_count,), dtype int32
+    feature : ndarray of shape (node_count,), dtype int32
+    threshold : ndarray of shape (node_count,), dtype float64
+        A row goes left when ``x[feature] <= threshold``.
+    bin_threshold : ndarray of shape (node_count,), dtype int32
+        A binned row goes left when its bin ``<= bin_threshold``.
+    missing_go_to_left : ndarray of shape (node_count,), dtype bool
+        Where missing values (NaN) go.
+    split_type : ndarray of shape (node_count,), dtype uint8
+    value : ndarray of shape (node_count, 1, n_values), dtype float64
+        Class proportions (classification) or the mean target (regression).
+    impurity, weighted_n_node_samples : ndarray of shape (node_count,), dtype float64
+    n_node_samples : ndarray of shape (node_count,), dtype int64
+    n_features : int
+    """
+
+    def __init__(
+        self, n_features, children_left, children_right, feature, threshold, bin_threshold, missing_go_to_left,
+        value, impurity, n_node_samples, weighted_n_node_samples, depth,
+    ):
+        self.n_features = n_features
+        self.children_left = children_left
+        self.children_right = children_right
+        self.feature = feature
+        self.threshold = threshold
+        self.bin_threshold = bin_threshold
+        self.missing_go_to_left = missing_go_to_left
+        self.split_type = np.full(children_left.shape[0], NUMERIC, dtype=np.uint8)
+        self.value = value
+        self.impurity = impurity
+        self.n_node_samples = n_node_samples
+        self.weighted_n_node_samples = weighted_n_node_samples
+        self.node_depth = depth
+
+    @property
+    def node_count(self):
+        return self.children_left.shape[0]
+
+    @property
+    def max_depth(self):
+        return int(self.node_depth.max())
+
+    @property
+    def n_leaves(self):
+        return int(np.count_nonzero(self.children_left == TREE_LEAF))
+
+    @property
+    def n_outputs(self):
+        return 1
+
+    def apply(self, X, backend):
+        """Leaf index of each row of ``X`` (float32, shape (n_samples, n_features))."""
+        leaves = backend.predict_leaves(
+            X, np.zeros(1, dtype=np.int64), self.feature, self.threshold, self.missing_go_to_left,
+            self.children_left, self.children_right,
+        )
+        return backend.to_host(leaves)[:, 0].astype(np.int64)
+
+    def decision_path(self, X, backend):
+        """CSR indicator matrix of shape (n_samples, node_count) of the nodes each row visits.
+
+        Every node on the path from the root to a row's leaf is an ancestor of
+        that leaf, so the path is read off a parent array.
+        """
+        parent = np.full(self.node_count, -1, dtype=np.int64)
+        internal = np.flatnonzero(self.children_left != TREE_LEAF)
+        parent[self.children_left[internal]] = internal
+        parent[self.children_right[internal]] = internal
+        node = self.apply(X, backend)
+        path_length = self.node_depth[node] + 1
+        indptr = np.concatenate([[0], np.cumsum(path_length)])
+        indices = np.empty(indptr[-1], dtype=np.int64)
+        # Fill each row's path from its leaf upwards, one depth level per step.
+        position = indptr[1:] - 1
+        current = node.copy()
+        active = np.ones(node.shape[0], dtype=bool)
+        while active.any():
+            indices[position[active]] = current[active]
+            current[active] = parent[current[active]]
+            position -= 1
+            active &= current >= 0
+        data = np.ones(indices.shape[0], dtype=np.int64)
+        return scipy.sparse.csr_matrix((data, indices, indptr), shape=(X.shape[0], self.node_count))
+
+    def compute_feature_importances(self, normalize=True):
+        """Mean decrease in impurity per feature (Breiman et al. 1984), as scikit-learn's."""
+        internal = np.flatnonzero(self.children_left != TREE_LEAF)
+        left = self.children_left[internal]
+        right = self.children_right[internal]
+        weighted_impurity = self.weighted_n_node_samples * self.impurity
+        decrease = weighted_impurity[internal] - weighted_impurity[left] - weighted_impurity[right]
+        importances = np.bincount(self.feature[internal], weights=decrease, minlength=self.n_features)
+        importances /= self.weighted_n_node_samples[0]
+        total = importances.sum()
+        if normalize and total > 0:
+            importances /= total
+        return importances

@@ -1,0 +1,1 @@
+"""CPU kernels: numba ``njit(parallel=True, cache=True)`` over plain numpy arrays."""

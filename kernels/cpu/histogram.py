@@ -1,0 +1,74 @@
+"""Histograms of fixed-point row statistics for a batch of nodes of many trees.
+
+Row ``i`` of tree ``t`` adds ``sample_counts[t, i] * row_stats[i, s]`` to slot
+``row_slot[i] + s`` and 1 to the last (row count) slot. Sums are int64, so
+they do not depend on the order of the additions.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+
+@njit(cache=True, inline="always")
+def accumulate_row(target, row, multiplicity, row_slot, row_stats):
+    """Add one row's statistics into ``target`` of shape (n_slots,)."""
+    first_slot = row_slot[row]
+    for stat_idx in range(row_stats.shape[1]):
+        target[first_slot + stat_idx] += multiplicity * row_stats[row, stat_idx]
+    target[target.shape[0] - 1] += 1
+
+
+@njit(parallel=True, cache=True)
+def build_histograms(
+    X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, hist
+):
+    """Fill ``hist`` for every (node, feature) pair, in parallel over the pairs.
+
+    Parameters
+    ----------
+    X_binned : ndarray of shape (n_samples, n_features), dtype uint8, Fortran order
+    sample_indices : ndarray of shape (n_entries,), dtype int32
+        Rows of every tree, each node owning ``[node_start, node_stop)``.
+    node_start, node_stop, node_tree : ndarray of shape (n_nodes,), dtype int64
+    sample_counts : ndarray of shape (n_trees, n_samples), dtype int32
+        How many times each row is drawn for each tree.
+    row_slot : ndarray of shape (n_samples,), dtype int32
+        First slot the row's statistics go to (its class, for classification).
+    row_stats : ndarray of shape (n_samples, n_row_stats), dtype int64
+        Fixed-point statistics of each row.
+    hist : ndarray of shape (n_nodes, n_features, n_bins, n_slots), dtype int64
+        Output; overwritten.
+    """
+    n_nodes, n_features = hist.shape[0], hist.shape[1]
+    for task in prange(n_nodes * n_features):
+        node = task // n_features
+        feature_idx = task % n_features
+        node_hist = hist[node, feature_idx]
+        node_hist[:] = 0
+        counts = sample_counts[node_tree[node]]
+        for position in range(node_start[node], node_stop[node]):
+            row = sample_indices[position]
+            accumulate_row(node_hist[X_binned[row, feature_idx]], row, counts[row], row_slot, row_stats)
+
+
+@njit(parallel=True, cache=True)
+def node_totals(sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, totals):
+    """Sum every node's rows into ``totals`` of shape (n_nodes, n_slots)."""
+    for node in prange(totals.shape[0]):
+        totals[node] = 0
+        counts = sample_counts[node_tree[node]]
+        for position in range(node_start[node], node_stop[node]):
+            row = sample_indices[position]
+            accumulate_row(totals[node], row, counts[row], row_slot, row_stats)
+
+
+@njit(parallel=True, cache=True)
+def subtract_histograms(parent_hist, child_hist, sibling_hist):
+    """``sibling_hist[k] = parent_hist[k] - child_hist[k]`` (exact in int64)."""
+    n_nodes = parent_hist.shape[0]
+    parent = parent_hist.reshape(n_nodes, -1)
+    child = child_hist.reshape(n_nodes, -1)
+    sibling = sibling_hist.reshape(n_nodes, -1)
+    for node in prange(n_nodes):
+        for k in range(parent.shape[1]):
+            sibling[node, k] = parent[node, k] - child[node, k]

@@ -1,0 +1,47 @@
+"""Apply splits: stable partition of each split node's rows into left, then right."""
+
+from numba import njit, prange
+
+
+@njit(cache=True, inline="always")
+def goes_left(bin_idx, split_bin, missing_left, missing_bin):
+    """Whether a row with ``bin_idx`` in the split feature goes to the left child."""
+    if bin_idx == missing_bin:
+        return missing_left
+    return bin_idx <= split_bin
+
+
+@njit(parallel=True, cache=True)
+def apply_splits(
+    X_binned, sample_indices, scratch, node_start, node_stop, n_left, split_feature, split_bin,
+    split_missing_left, missing_bin,
+):
+    """Partition ``sample_indices[node_start:node_stop]`` of every split node.
+
+    Afterwards the left child owns ``[start, start + n_left)`` and the right
+    child ``[start + n_left, stop)``; rows keep their relative order.
+
+    Parameters
+    ----------
+    X_binned : ndarray of shape (n_samples, n_features), dtype uint8, Fortran order
+    sample_indices, scratch : ndarray of shape (n_entries,), dtype int32
+        ``scratch`` is working memory of the same size.
+    node_start, node_stop, n_left : ndarray of shape (n_nodes,), dtype int64
+    split_feature, split_bin : ndarray of shape (n_nodes,), dtype int32
+    split_missing_left : ndarray of shape (n_nodes,), dtype bool
+    """
+    for node in prange(node_start.shape[0]):
+        start, stop = node_start[node], node_stop[node]
+        feature_idx, threshold_bin, missing_left = split_feature[node], split_bin[node], split_missing_left[node]
+        left_position = start
+        right_position = start + n_left[node]
+        for position in range(start, stop):
+            row = sample_indices[position]
+            if goes_left(X_binned[row, feature_idx], threshold_bin, missing_left, missing_bin):
+                scratch[left_position] = row
+                left_position += 1
+            else:
+                scratch[right_position] = row
+                right_position += 1
+        for position in range(start, stop):
+            sample_indices[position] = scratch[position]

@@ -1,0 +1,43 @@
+"""Random draws from the counter-based hash RNG of ``kernels.common``.
+
+Each draw is a pure function of (seed, purpose, tree, node or row), so the
+same numbers come out whatever the order, the thread count or the device.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from ..common import PURPOSE_FEATURES, hash_uniform
+
+
+@njit(parallel=True, cache=True)
+def uniform_per_row(seed, purpose, stream, n_rows, out):
+    """``out[row] = U(seed, purpose, stream, row)`` for every row."""
+    for row in prange(n_rows):
+        out[row] = hash_uniform(seed, purpose, stream, row)
+
+
+@njit(parallel=True, cache=True)
+def feature_masks(seed, node_tree, node_idx, n_features, max_features, out):
+    """Per node, a random subset of ``max_features`` features.
+
+    Feature ``f`` of node ``node_idx`` of tree ``tree`` gets the priority
+    ``U(seed, features, tree * 2**32 + node_idx, f)``; the ``max_features``
+    lowest priorities are drawn (ties: lower feature index first).
+
+    Parameters
+    ----------
+    node_tree, node_idx : ndarray of shape (n_nodes,), dtype int64
+        Tree of each node and the node's index within its tree.
+    out : ndarray of shape (n_nodes, n_features), dtype bool
+    """
+    for position in prange(node_tree.shape[0]):
+        stream = (node_tree[position] << 32) + node_idx[position]
+        priorities = np.empty(n_features)
+        for feature_idx in range(n_features):
+            priorities[feature_idx] = hash_uniform(seed, PURPOSE_FEATURES, stream, feature_idx)
+        order = np.argsort(priorities, kind="mergesort")
+        for feature_idx in range(n_features):
+            out[position, feature_idx] = False
+        for rank in range(max_features):
+            out[position, order[rank]] = True

@@ -1,0 +1,243 @@
+"""Best split per node: from a histogram, or from the node's rows when it is small.
+
+Both paths scan the same candidates in the same order and so choose the same
+split for the same node: threshold bins in increasing order, at each bin
+missing values sent right then left, features in increasing order; a
+candidate replaces the best one only if its gain is strictly larger (ties go
+to the lowest feature, then the lowest bin). A candidate needs a non-empty
+non-missing left part and both children with at least ``min_samples_leaf``
+rows and ``min_weight_leaf`` weight (hessian for ``newton``).
+
+The row path is for nodes with fewer rows than histogram bins: it sorts the
+node's bins per feature and visits only the occupied ones, so its cost
+follows the rows, not ``n_bins``.
+"""
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from ..common import LEFT, RIGHT, node_weight, split_gain
+from .histogram import accumulate_row
+
+NO_SPLIT = -1
+
+
+@njit(cache=True)
+def candidate_gain(
+    criterion, parent, left, n_stat_slots, inv_scales, l2_regularization, min_samples_leaf, min_weight_leaf
+):
+    """Gain of sending ``left`` left and the rest right; ``-inf`` if not allowed."""
+    count_slot = parent.shape[0] - 1
+    if left[count_slot] < min_samples_leaf or parent[count_slot] - left[count_slot] < min_samples_leaf:
+        return -math.inf
+    left_weight = node_weight(criterion, parent, left, LEFT, n_stat_slots, inv_scales)
+    right_weight = node_weight(criterion, parent, left, RIGHT, n_stat_slots, inv_scales)
+    if left_weight < min_weight_leaf or right_weight < min_weight_leaf or left_weight <= 0 or right_weight <= 0:
+        return -math.inf
+    return split_gain(criterion, parent, left, n_stat_slots, inv_scales, l2_regularization)
+
+
+@njit(cache=True)
+def scan_threshold(
+    bin_idx, parent, left, missing, left_with_missing, has_missing, best_gain, best_bin, best_missing_left,
+    criterion, n_stat_slots, inv_scales, l2_regularization, min_samples_leaf, min_weight_leaf,
+):
+    """Consider threshold ``bin_idx`` (``left`` = non-missing rows with bin <= it).
+
+    Returns the updated ``(best_gain, best_bin, best_missing_left)``.
+    """
+    if left[left.shape[0] - 1] == 0:
+        return best_gain, best_bin, best_missing_left
+    gain = candidate_gain(
+        criterion, parent, left, n_stat_slots, inv_scales, l2_regularization, min_samples_leaf, min_weight_leaf
+    )
+    if gain > best_gain:
+        best_gain, best_bin, best_missing_left = gain, bin_idx, False
+    if has_missing:
+        for slot in range(left.shape[0]):
+            left_with_missing[slot] = left[slot] + missing[slot]
+        gain = candidate_gain(
+            criterion, parent, left_with_missing, n_stat_slots, inv_scales, l2_regularization,
+            min_samples_leaf, min_weight_leaf,
+        )
+        if gain > best_gain:
+            best_gain, best_bin, best_missing_left = gain, bin_idx, True
+    return best_gain, best_bin, best_missing_left
+
+
+@njit(cache=True)
+def _pick_best_feature(gains, bins, node):
+    """Lowest feature with the largest gain for one node, or ``NO_SPLIT``."""
+    best_feature = NO_SPLIT
+    best_gain = -math.inf
+    for feature_idx in range(gains.shape[1]):
+        if bins[node, feature_idx] != NO_SPLIT and gains[node, feature_idx] > best_gain:
+            best_gain = gains[node, feature_idx]
+            best_feature = feature_idx
+    return best_feature, best_gain
+
+
+@njit(parallel=True, cache=True)
+def find_best_splits_from_histograms(
+    hist, hist_rows, totals, feature_mask, n_bins_non_missing, missing_bin, criterion, inv_scales,
+    l2_regularization, min_samples_leaf, min_weight_leaf, out_gain, out_feature, out_bin, out_missing_left,
+    out_left_totals,
+):
+    """Best split of every node from its histogram.
+
+    Parameters
+    ----------
+    hist : ndarray of shape (n_hist, n_features, n_bins, n_slots), dtype int64
+    hist_rows : ndarray of shape (n_nodes,), dtype int64
+        The histogram of each node: ``hist[hist_rows[node]]``.
+    totals : ndarray of shape (n_nodes, n_slots), dtype int64
+    feature_mask : ndarray of shape (n_nodes, n_features), dtype bool
+    n_bins_non_missing : ndarray of shape (n_features,), dtype int32
+    min_samples_leaf : int
+    min_weight_leaf : ndarray of shape (n_nodes,), dtype float64
+    out_gain : ndarray of shape (n_nodes,), dtype float64
+    out_feature, out_bin : ndarray of shape (n_nodes,), dtype int32
+        ``out_feature`` is ``NO_SPLIT`` where no candidate is allowed.
+    out_missing_left : ndarray of shape (n_nodes,), dtype bool
+    out_left_totals : ndarray of shape (n_nodes, n_slots), dtype int64
+    """
+    n_nodes = hist_rows.shape[0]
+    n_features, n_slots = hist.shape[1], hist.shape[3]
+    n_stat_slots = n_slots - 1
+    gains = np.empty((n_nodes, n_features))
+    bins = np.empty((n_nodes, n_features), dtype=np.int32)
+    missing_left = np.empty((n_nodes, n_features), dtype=np.bool_)
+    for task in prange(n_nodes * n_features):
+        node = task // n_features
+        feature_idx = task % n_features
+        best_gain, best_bin, best_missing_left = -math.inf, NO_SPLIT, False
+        if feature_mask[node, feature_idx]:
+            feature_hist = hist[hist_rows[node], feature_idx]
+            missing = feature_hist[missing_bin]
+            has_missing = missing[n_slots - 1] > 0
+            left = np.zeros(n_slots, dtype=np.int64)
+            left_with_missing = np.empty(n_slots, dtype=np.int64)
+            for bin_idx in range(n_bins_non_missing[feature_idx]):
+                for slot in range(n_slots):
+                    left[slot] += feature_hist[bin_idx, slot]
+                best_gain, best_bin, best_missing_left = scan_threshold(
+                    bin_idx, totals[node], left, missing, left_with_missing, has_missing,
+                    best_gain, best_bin, best_missing_left, criterion, n_stat_slots, inv_scales,
+                    l2_regularization, min_samples_leaf, min_weight_leaf[node],
+                )
+        gains[node, feature_idx] = best_gain
+        bins[node, feature_idx] = best_bin
+        missing_left[node, feature_idx] = best_missing_left
+
+    for node in prange(n_nodes):
+        best_feature, best_gain = _pick_best_feature(gains, bins, node)
+        out_feature[node] = best_feature
+        out_gain[node] = best_gain
+        out_left_totals[node] = 0
+        if best_feature == NO_SPLIT:
+            out_bin[node] = NO_SPLIT
+            out_missing_left[node] = False
+            continue
+        best_bin = bins[node, best_feature]
+        out_bin[node] = best_bin
+        feature_hist = hist[hist_rows[node], best_feature]
+        for bin_idx in range(best_bin + 1):
+            out_left_totals[node] += feature_hist[bin_idx]
+        out_missing_left[node] = _resolve_missing_left(
+            missing_left[node, best_feature], feature_hist[missing_bin], out_left_totals[node], totals[node]
+        )
+
+
+@njit(cache=True)
+def _resolve_missing_left(chosen_missing_left, missing, left_totals, totals):
+    """Direction of missing values; adds them to ``left_totals`` when they go left.
+
+    A node without missing values in the split feature sends future missing
+    values to the child with more rows (scikit-learn's rule; ties go left).
+    """
+    count_slot = totals.shape[0] - 1
+    if missing[count_slot] == 0:
+        return 2 * left_totals[count_slot] >= totals[count_slot]
+    if chosen_missing_left:
+        left_totals += missing
+    return chosen_missing_left
+
+
+@njit(parallel=True, cache=True)
+def find_best_splits_from_rows(
+    X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats,
+    totals, feature_mask, missing_bin, criterion, inv_scales, l2_regularization,
+    min_samples_leaf, min_weight_leaf, out_gain, out_feature, out_bin, out_missing_left, out_left_totals,
+):
+    """Best split of every node by sorting its rows' bins per feature.
+
+    Same arguments and outputs as ``find_best_splits_from_histograms``, with the
+    rows (as in ``histogram.build_histograms``) in place of the histograms.
+    """
+    n_nodes = node_start.shape[0]
+    n_features = X_binned.shape[1]
+    n_slots = totals.shape[1]
+    n_stat_slots = n_slots - 1
+    gains = np.empty((n_nodes, n_features))
+    bins = np.empty((n_nodes, n_features), dtype=np.int32)
+    missing_left = np.empty((n_nodes, n_features), dtype=np.bool_)
+    for node in prange(n_nodes):
+        start, stop = node_start[node], node_stop[node]
+        counts = sample_counts[node_tree[node]]
+        rows = sample_indices[start:stop]
+        node_bins = np.empty(stop - start, dtype=np.uint8)
+        left = np.empty(n_slots, dtype=np.int64)
+        missing = np.empty(n_slots, dtype=np.int64)
+        left_with_missing = np.empty(n_slots, dtype=np.int64)
+        for feature_idx in range(n_features):
+            best_gain, best_bin, best_missing_left = -math.inf, NO_SPLIT, False
+            if feature_mask[node, feature_idx]:
+                for k in range(rows.shape[0]):
+                    node_bins[k] = X_binned[rows[k], feature_idx]
+                order = np.argsort(node_bins)
+                missing[:] = 0
+                for k in range(rows.shape[0]):
+                    if node_bins[k] == missing_bin:
+                        accumulate_row(missing, rows[k], counts[rows[k]], row_slot, row_stats)
+                has_missing = missing[n_slots - 1] > 0
+                left[:] = 0
+                for k in range(rows.shape[0]):
+                    row = rows[order[k]]
+                    bin_idx = node_bins[order[k]]
+                    if bin_idx == missing_bin:
+                        break
+                    accumulate_row(left, row, counts[row], row_slot, row_stats)
+                    # Threshold at the last row of each occupied bin.
+                    if k + 1 == rows.shape[0] or node_bins[order[k + 1]] != bin_idx:
+                        best_gain, best_bin, best_missing_left = scan_threshold(
+                            bin_idx, totals[node], left, missing, left_with_missing, has_missing,
+                            best_gain, best_bin, best_missing_left, criterion, n_stat_slots, inv_scales,
+                            l2_regularization, min_samples_leaf, min_weight_leaf[node],
+                        )
+            gains[node, feature_idx] = best_gain
+            bins[node, feature_idx] = best_bin
+            missing_left[node, feature_idx] = best_missing_left
+
+        best_feature, best_gain = _pick_best_feature(gains, bins, node)
+        out_feature[node] = best_feature
+        out_gain[node] = best_gain
+        out_left_totals[node] = 0
+        if best_feature == NO_SPLIT:
+            out_bin[node] = NO_SPLIT
+            out_missing_left[node] = False
+            continue
+        best_bin = bins[node, best_feature]
+        out_bin[node] = best_bin
+        missing[:] = 0
+        for k in range(rows.shape[0]):
+            row = rows[k]
+            bin_idx = X_binned[row, best_feature]
+            if bin_idx == missing_bin:
+                accumulate_row(missing, row, counts[row], row_slot, row_stats)
+            elif bin_idx <= best_bin:
+                accumulate_row(out_left_totals[node], row, counts[row], row_slot, row_stats)
+        out_missing_left[node] = _resolve_missing_left(
+            missing_left[node, best_feature], missing, out_left_totals[node], totals[node]
+        )
