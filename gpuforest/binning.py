@@ -1,6 +1,6 @@
 """Bin mapper: per-feature thresholds fitted on (a subsample of) X, raw X -> uint8 bins.
 
-A feature with at most ``max_bins - 1`` distinct values gets the midpoints
+A feature with at most ``max_bins - 1`` distinct values (one bin each) gets the midpoints
 ``(a_i + a_{i+1}) / 2`` between consecutive distinct values as thresholds, so
 that a tree on bins makes the same splits as CART/C4.5 on raw values (the
 midpoint rule of scikit-learn's trees). A feature with more distinct values
@@ -58,7 +58,8 @@ class BinMapper:
             draws = np.empty(n_samples)
             uniform_per_row(self.random_state, PURPOSE_BINNING, 0, n_samples, draws)
             X = X[draws < self.subsample / n_samples]
-        max_thresholds = self.max_bins - 1
+        # max_bins - 1 bins for values (the last bin is for NaN), hence max_bins - 2 thresholds.
+        max_thresholds = self.max_bins - 2
         self.bin_thresholds_ = np.full((n_features, self.max_bins), np.inf)
         self.n_thresholds_ = np.zeros(n_features, dtype=np.int32)
         for feature_idx in range(n_features):

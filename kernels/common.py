@@ -79,14 +79,15 @@ def node_weight(criterion, parent, left, side, n_stat_slots, inv_scales):
 
 
 @njit(cache=True)
-def proxy_cost(criterion, parent, left, side, n_stat_slots, inv_scales, l2_regularization):
+def proxy_cost(criterion, parent, left, side, weight, n_stat_slots, inv_scales, l2_regularization):
     """Non-linear part of ``W * impurity`` of one node (see the module docstring).
 
-    Returns ``inf`` where the node cannot be a child (Poisson with zero sum of y).
+    ``weight`` is the node's ``node_weight``, passed in because the callers
+    already have it. Returns ``inf`` where the node cannot be a child
+    (Poisson with a zero sum of y).
     """
     if criterion == GINI:
         # W * (1 - sum p_k^2) = W - sum c_k^2 / W
-        weight = node_weight(criterion, parent, left, side, n_stat_slots, inv_scales)
         squares = 0.0
         for slot in range(n_stat_slots):
             count = slot_value(parent, left, side, slot, inv_scales)
@@ -94,7 +95,6 @@ def proxy_cost(criterion, parent, left, side, n_stat_slots, inv_scales, l2_regul
         return -squares / weight
     if criterion == ENTROPY:
         # W * H = W log2 W - sum c_k log2 c_k
-        weight = node_weight(criterion, parent, left, side, n_stat_slots, inv_scales)
         cost = weight * math.log(weight)
         for slot in range(n_stat_slots):
             count = slot_value(parent, left, side, slot, inv_scales)
@@ -109,24 +109,23 @@ def proxy_cost(criterion, parent, left, side, n_stat_slots, inv_scales, l2_regul
         return -largest
     if criterion == SQUARED_ERROR:
         # sum w y^2 - (sum w y)^2 / W
-        weight = slot_value(parent, left, side, 0, inv_scales)
         sum_wy = slot_value(parent, left, side, 1, inv_scales)
         return -sum_wy * sum_wy / weight
     if criterion == POISSON:
         # half Poisson deviance: sum w y log y - (sum w y) log(mean y)
-        weight = slot_value(parent, left, side, 0, inv_scales)
         sum_wy = slot_value(parent, left, side, 1, inv_scales)
         if sum_wy <= 0.0:
             return math.inf
         return -sum_wy * math.log(sum_wy / weight)
     # NEWTON: -G^2 / (H + lambda) (Chen & Guestrin 2016, eq. 6, without the 1/2)
     sum_gradients = slot_value(parent, left, side, 0, inv_scales)
-    sum_hessians = slot_value(parent, left, side, 1, inv_scales)
-    return -sum_gradients * sum_gradients / (sum_hessians + l2_regularization)
+    return -sum_gradients * sum_gradients / (weight + l2_regularization)
 
 
 @njit(cache=True)
-def split_gain(criterion, parent, left, n_stat_slots, inv_scales, l2_regularization):
+def split_gain(
+    criterion, parent, left, parent_cost, left_weight, right_weight, n_stat_slots, inv_scales, l2_regularization
+):
     """``cost(parent) - cost(left) - cost(right)`` for fixed-point sums.
 
     Parameters
@@ -135,15 +134,19 @@ def split_gain(criterion, parent, left, n_stat_slots, inv_scales, l2_regularizat
         One of the criterion constants of this module.
     parent, left : ndarray of shape (n_slots,), dtype int64
         Fixed-point sums of the node and of its left child.
+    parent_cost : float
+        ``proxy_cost`` of the parent (the same for every candidate of a node).
+    left_weight, right_weight : float
+        ``node_weight`` of both children.
     n_stat_slots : int
         Number of statistic slots (``n_slots - 1``).
     inv_scales : ndarray of shape (n_slots,), dtype float64
         ``1 / scale`` per slot, turning fixed-point sums back into floats.
     """
     return (
-        proxy_cost(criterion, parent, left, PARENT, n_stat_slots, inv_scales, l2_regularization)
-        - proxy_cost(criterion, parent, left, LEFT, n_stat_slots, inv_scales, l2_regularization)
-        - proxy_cost(criterion, parent, left, RIGHT, n_stat_slots, inv_scales, l2_regularization)
+        parent_cost
+        - proxy_cost(criterion, parent, left, LEFT, left_weight, n_stat_slots, inv_scales, l2_regularization)
+        - proxy_cost(criterion, parent, left, RIGHT, right_weight, n_stat_slots, inv_scales, l2_regularization)
     )
 
 
@@ -199,6 +202,6 @@ def node_impurity(criterion, totals, n_stat_slots, inv_scales, l2_regularization
         linear = weight
     elif criterion == SQUARED_ERROR or criterion == POISSON:
         linear = slot_value(totals, totals, PARENT, 2, inv_scales)
-    proxy = proxy_cost(criterion, totals, totals, PARENT, n_stat_slots, inv_scales, l2_regularization)
+    proxy = proxy_cost(criterion, totals, totals, PARENT, weight, n_stat_slots, inv_scales, l2_regularization)
     # Rounding can leave -1e-17 for a pure node; impurity is never negative.
     return max((linear + proxy) / weight, 0.0)

@@ -18,17 +18,27 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ..common import LEFT, RIGHT, node_weight, split_gain
+from ..common import LEFT, PARENT, RIGHT, node_weight, proxy_cost, split_gain
 from .histogram import accumulate_row
 
 NO_SPLIT = -1
 
 
 @njit(cache=True)
+def parent_cost(criterion, parent, n_stat_slots, inv_scales, l2_regularization):
+    """``proxy_cost`` of a node, shared by all its candidate splits."""
+    weight = node_weight(criterion, parent, parent, PARENT, n_stat_slots, inv_scales)
+    return proxy_cost(criterion, parent, parent, PARENT, weight, n_stat_slots, inv_scales, l2_regularization)
+
+
+@njit(cache=True)
 def candidate_gain(
-    criterion, parent, left, n_stat_slots, inv_scales, l2_regularization, min_samples_leaf, min_weight_leaf
+    criterion, parent, left, cost, n_stat_slots, inv_scales, l2_regularization, min_samples_leaf, min_weight_leaf
 ):
-    """Gain of sending ``left`` left and the rest right; ``-inf`` if not allowed."""
+    """Gain of sending ``left`` left and the rest right; ``-inf`` if not allowed.
+
+    ``cost`` is the parent's ``parent_cost``.
+    """
     count_slot = parent.shape[0] - 1
     if left[count_slot] < min_samples_leaf or parent[count_slot] - left[count_slot] < min_samples_leaf:
         return -math.inf
@@ -36,12 +46,14 @@ def candidate_gain(
     right_weight = node_weight(criterion, parent, left, RIGHT, n_stat_slots, inv_scales)
     if left_weight < min_weight_leaf or right_weight < min_weight_leaf or left_weight <= 0 or right_weight <= 0:
         return -math.inf
-    return split_gain(criterion, parent, left, n_stat_slots, inv_scales, l2_regularization)
+    return split_gain(
+        criterion, parent, left, cost, left_weight, right_weight, n_stat_slots, inv_scales, l2_regularization
+    )
 
 
 @njit(cache=True)
 def scan_threshold(
-    bin_idx, parent, left, missing, left_with_missing, has_missing, best_gain, best_bin, best_missing_left,
+    bin_idx, parent, cost, left, missing, left_with_missing, has_missing, best_gain, best_bin, best_missing_left,
     criterion, n_stat_slots, inv_scales, l2_regularization, min_samples_leaf, min_weight_leaf,
 ):
     """Consider threshold ``bin_idx`` (``left`` = non-missing rows with bin <= it).
@@ -51,7 +63,8 @@ def scan_threshold(
     if left[left.shape[0] - 1] == 0:
         return best_gain, best_bin, best_missing_left
     gain = candidate_gain(
-        criterion, parent, left, n_stat_slots, inv_scales, l2_regularization, min_samples_leaf, min_weight_leaf
+        criterion, parent, left, cost, n_stat_slots, inv_scales, l2_regularization, min_samples_leaf,
+        min_weight_leaf,
     )
     if gain > best_gain:
         best_gain, best_bin, best_missing_left = gain, bin_idx, False
@@ -59,7 +72,7 @@ def scan_threshold(
         for slot in range(left.shape[0]):
             left_with_missing[slot] = left[slot] + missing[slot]
         gain = candidate_gain(
-            criterion, parent, left_with_missing, n_stat_slots, inv_scales, l2_regularization,
+            criterion, parent, left_with_missing, cost, n_stat_slots, inv_scales, l2_regularization,
             min_samples_leaf, min_weight_leaf,
         )
         if gain > best_gain:
@@ -117,13 +130,17 @@ def find_best_splits_from_histograms(
             feature_hist = hist[hist_rows[node], feature_idx]
             missing = feature_hist[missing_bin]
             has_missing = missing[n_slots - 1] > 0
+            cost = parent_cost(criterion, totals[node], n_stat_slots, inv_scales, l2_regularization)
             left = np.zeros(n_slots, dtype=np.int64)
             left_with_missing = np.empty(n_slots, dtype=np.int64)
             for bin_idx in range(n_bins_non_missing[feature_idx]):
+                # An empty bin repeats the previous candidate, which won any tie.
+                if feature_hist[bin_idx, n_slots - 1] == 0:
+                    continue
                 for slot in range(n_slots):
                     left[slot] += feature_hist[bin_idx, slot]
                 best_gain, best_bin, best_missing_left = scan_threshold(
-                    bin_idx, totals[node], left, missing, left_with_missing, has_missing,
+                    bin_idx, totals[node], cost, left, missing, left_with_missing, has_missing,
                     best_gain, best_bin, best_missing_left, criterion, n_stat_slots, inv_scales,
                     l2_regularization, min_samples_leaf, min_weight_leaf[node],
                 )
@@ -187,32 +204,35 @@ def find_best_splits_from_rows(
         start, stop = node_start[node], node_stop[node]
         counts = sample_counts[node_tree[node]]
         rows = sample_indices[start:stop]
-        node_bins = np.empty(stop - start, dtype=np.uint8)
+        n_rows = rows.shape[0]
+        # (bin << 32 | position) sorts the node's rows by bin without an argsort.
+        keys = np.empty(n_rows, dtype=np.int64)
         left = np.empty(n_slots, dtype=np.int64)
         missing = np.empty(n_slots, dtype=np.int64)
         left_with_missing = np.empty(n_slots, dtype=np.int64)
+        cost = parent_cost(criterion, totals[node], n_stat_slots, inv_scales, l2_regularization)
         for feature_idx in range(n_features):
             best_gain, best_bin, best_missing_left = -math.inf, NO_SPLIT, False
             if feature_mask[node, feature_idx]:
-                for k in range(rows.shape[0]):
-                    node_bins[k] = X_binned[rows[k], feature_idx]
-                order = np.argsort(node_bins)
+                for k in range(n_rows):
+                    keys[k] = (np.int64(X_binned[rows[k], feature_idx]) << 32) | k
+                keys.sort()
                 missing[:] = 0
-                for k in range(rows.shape[0]):
-                    if node_bins[k] == missing_bin:
-                        accumulate_row(missing, rows[k], counts[rows[k]], row_slot, row_stats)
-                has_missing = missing[n_slots - 1] > 0
+                n_present = n_rows
+                while n_present > 0 and (keys[n_present - 1] >> 32) == missing_bin:
+                    n_present -= 1
+                    row = rows[keys[n_present] & 0xFFFFFFFF]
+                    accumulate_row(missing, row, counts[row], row_slot, row_stats)
+                has_missing = n_present < n_rows
                 left[:] = 0
-                for k in range(rows.shape[0]):
-                    row = rows[order[k]]
-                    bin_idx = node_bins[order[k]]
-                    if bin_idx == missing_bin:
-                        break
+                for k in range(n_present):
+                    row = rows[keys[k] & 0xFFFFFFFF]
+                    bin_idx = keys[k] >> 32
                     accumulate_row(left, row, counts[row], row_slot, row_stats)
                     # Threshold at the last row of each occupied bin.
-                    if k + 1 == rows.shape[0] or node_bins[order[k + 1]] != bin_idx:
+                    if k + 1 == n_present or (keys[k + 1] >> 32) != bin_idx:
                         best_gain, best_bin, best_missing_left = scan_threshold(
-                            bin_idx, totals[node], left, missing, left_with_missing, has_missing,
+                            bin_idx, totals[node], cost, left, missing, left_with_missing, has_missing,
                             best_gain, best_bin, best_missing_left, criterion, n_stat_slots, inv_scales,
                             l2_regularization, min_samples_leaf, min_weight_leaf[node],
                         )

@@ -1,0 +1,584 @@
+"""Kernel tier: every CPU kernel against the naive reference of ``tests/reference.py``.
+
+Inputs are small random problems: two trees with rows drawn up to three
+times, NaN / missing bins, sample weights (some zero), three classes and the
+regression and Newton statistics built with ``gpuforest.statistics``.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from gpuforest import statistics
+from gpuforest.kernels import common
+from gpuforest.kernels.cpu import binning, histogram, leaf_values, partitioning, predict, sampling, splitting
+
+try:
+    from . import reference as ref
+except ImportError:
+    import reference as ref
+
+CRITERIA = ("gini", "entropy", "misclassification", "squared_error", "poisson", "newton")
+CRITERION_ID = {
+    **statistics.CLASSIFICATION_CRITERIA,
+    **statistics.REGRESSION_CRITERIA,
+    "newton": common.NEWTON,
+}
+N_CLASSES = 3
+MAX_COUNT = 3  # largest number of times a row is drawn for a tree
+
+
+# --- problem generators ------------------------------------------------------------------
+
+
+def make_statistics(rng, criterion, n_samples, l2_regularization=0.0):
+    """Fixed-point row statistics of random targets and sample weights (about 8% zero)."""
+    if criterion == "misclassification":
+        # Dyadic weights keep every sum exact in float64, so that the many
+        # exact ties of ``1 - max p`` stay exact ties in the kernels too.
+        weight = rng.integers(0, 9, n_samples) / 4.0
+    else:
+        weight = rng.uniform(0.2, 3.0, n_samples) * (rng.random(n_samples) > 0.08)
+    if criterion in ref.CLASSIFICATION:
+        y = rng.integers(0, N_CLASSES, n_samples)
+        return statistics.classification_statistics(criterion, y, N_CLASSES, weight, max_multiplicity=MAX_COUNT)
+    if criterion == "squared_error":
+        y = rng.normal(0.5, 2.0, n_samples)
+        return statistics.regression_statistics(criterion, y, weight, max_multiplicity=MAX_COUNT)
+    if criterion == "poisson":
+        # Zeros (so that a child can have a zero mean), small counts and reals.
+        y = np.where(rng.random(n_samples) < 0.35, 0.0, rng.gamma(2.0, 1.5, n_samples))
+        small = rng.random(n_samples) < 0.3
+        y[small] = rng.integers(0, 4, small.sum())
+        return statistics.regression_statistics(criterion, y, weight, max_multiplicity=MAX_COUNT)
+    gradients = rng.normal(0.0, 1.0, n_samples)
+    hessians = rng.uniform(0.05, 1.0, n_samples)
+    return statistics.newton_statistics(gradients, hessians, l2_regularization, max_multiplicity=MAX_COUNT)
+
+
+def make_rows(rng, n_samples=64, n_features=5, max_bins=9, n_trees=2):
+    """Binned rows, per-tree draws and a batch of nodes (each tree's root and sub-ranges)."""
+    missing_bin = max_bins - 1
+    n_bins_non_missing = rng.integers(1, missing_bin + 1, n_features).astype(np.int32)
+    n_bins_non_missing[0] = missing_bin
+    X_binned = np.empty((n_samples, n_features), dtype=np.uint8, order="F")
+    for feature in range(n_features):
+        X_binned[:, feature] = rng.integers(0, n_bins_non_missing[feature], n_samples)
+        if feature > 0:  # feature 0 never misses
+            missing_rate = rng.choice([0.0, 0.1, 0.3])
+            X_binned[rng.random(n_samples) < missing_rate, feature] = missing_bin
+    sample_counts = np.zeros((n_trees, n_samples), dtype=np.int32)
+    parts, offsets = [], [0]
+    for tree in range(n_trees):
+        drawn = rng.random(n_samples) < 0.8
+        sample_counts[tree, drawn] = rng.integers(1, MAX_COUNT + 1, drawn.sum())
+        parts.append(rng.permutation(np.flatnonzero(drawn)))
+        offsets.append(offsets[-1] + drawn.sum())
+    sample_indices = np.concatenate(parts).astype(np.int32)
+    node_start, node_stop, node_tree = [], [], []
+    for tree in range(n_trees):
+        low, high = offsets[tree], offsets[tree + 1]
+        node_start.append(low)
+        node_stop.append(high)
+        node_tree.append(tree)
+        for _ in range(3):
+            length = int(rng.integers(2, high - low + 1))
+            start = int(rng.integers(low, high - length + 1))
+            node_start.append(start)
+            node_stop.append(start + length)
+            node_tree.append(tree)
+    as_int64 = lambda values: np.array(values, dtype=np.int64)  # noqa: E731
+    return {
+        "X_binned": X_binned,
+        "sample_indices": sample_indices,
+        "sample_counts": sample_counts,
+        "node_start": as_int64(node_start),
+        "node_stop": as_int64(node_stop),
+        "node_tree": as_int64(node_tree),
+        "n_bins_non_missing": n_bins_non_missing,
+        "missing_bin": missing_bin,
+        "max_bins": max_bins,
+    }
+
+
+def reference_totals(rows, stats):
+    return ref.node_totals(
+        rows["sample_indices"], rows["node_start"], rows["node_stop"], rows["node_tree"], rows["sample_counts"],
+        stats.row_slot, stats.row_stats, stats.n_slots,
+    )
+
+
+def reference_histograms(rows, stats):
+    return ref.build_histograms(
+        rows["X_binned"], rows["sample_indices"], rows["node_start"], rows["node_stop"], rows["node_tree"],
+        rows["sample_counts"], stats.row_slot, stats.row_stats, rows["max_bins"], stats.n_slots,
+    )
+
+
+# --- binning -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_map_to_bins_matches_reference(seed):
+    rng = np.random.default_rng(seed)
+    n_samples, n_features, max_bins = 200, 6, 16
+    X = rng.normal(size=(n_samples, n_features)).astype(np.float32)
+    X[:, 1] = rng.integers(0, 5, n_samples)  # few distinct values
+    X[rng.random(X.shape) < 0.1] = np.nan
+    X[0, 2], X[1, 2] = np.inf, -np.inf
+    # At most max_bins - 2 thresholds: max_bins - 1 value bins, then the missing bin.
+    thresholds = np.full((n_features, max_bins), np.inf)
+    n_thresholds = np.zeros(n_features, dtype=np.int32)
+    for feature in range(n_features):
+        distinct = np.unique(X[:, feature][~np.isnan(X[:, feature])]).astype(np.float64)
+        if feature == 3:
+            chosen = np.empty(0)  # a constant feature: no threshold
+        elif feature == 4:
+            # Thresholds equal to data values: x == threshold must go to the lower bin.
+            chosen = np.sort(rng.choice(distinct[np.isfinite(distinct)], max_bins - 2, replace=False))
+        else:
+            midpoints = (distinct[:-1] + distinct[1:]) / 2
+            midpoints = midpoints[np.isfinite(midpoints)]
+            size = min(midpoints.size, int(rng.integers(1, max_bins - 1)))
+            chosen = np.sort(rng.choice(midpoints, size, replace=False))
+        thresholds[feature, : chosen.size] = chosen
+        n_thresholds[feature] = chosen.size
+    missing_bin = max_bins - 1
+    X_binned = np.full((n_samples, n_features), 77, dtype=np.uint8, order="F")
+    binning.map_to_bins(X, thresholds, n_thresholds, missing_bin, X_binned)
+    expected = ref.map_to_bins(X, thresholds, n_thresholds, missing_bin)
+    np.testing.assert_array_equal(X_binned, expected)
+    # The promise of the module: x <= thresholds[f, b] exactly when bin <= b.
+    for feature in range(n_features):
+        values = X[:, feature].astype(np.float64)
+        present = ~np.isnan(values)
+        for b in range(n_thresholds[feature]):
+            np.testing.assert_array_equal(
+                values[present] <= thresholds[feature, b], X_binned[present, feature] <= b
+            )
+    assert np.all((X_binned == missing_bin) == np.isnan(X))
+
+
+# --- random draws ---------------------------------------------------------------------------
+
+
+def test_uniform_per_row_matches_reference():
+    out = np.full(50, -1.0)
+    sampling.uniform_per_row(123, common.PURPOSE_BOOTSTRAP, 7, 50, out)
+    np.testing.assert_array_equal(out, ref.uniform_per_row(123, common.PURPOSE_BOOTSTRAP, 7, 50))
+    assert np.all((out >= 0) & (out < 1))
+    assert np.unique(out).size == out.size
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2**31 - 1])
+@pytest.mark.parametrize("n_features", [1, 4, 9])
+def test_feature_masks_match_reference(seed, n_features):
+    rng = np.random.default_rng(seed % 1000 + n_features)
+    node_tree = np.array([0, 0, 1, 5, 1000, 3], dtype=np.int64)
+    node_idx = np.array([0, 1, 2, 7, 3, 2**31], dtype=np.int64)
+    for max_features in sorted({1, n_features, int(rng.integers(1, n_features + 1))}):
+        out = np.zeros((node_tree.size, n_features), dtype=bool)
+        out[:, 0] = True  # must be overwritten
+        sampling.feature_masks(seed, node_tree, node_idx, n_features, max_features, out)
+        expected = ref.feature_masks(seed, node_tree, node_idx, n_features, max_features)
+        np.testing.assert_array_equal(out, expected)
+        np.testing.assert_array_equal(out.sum(axis=1), max_features)
+
+
+# --- histograms and totals --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("criterion", ["gini", "squared_error", "newton"])
+@pytest.mark.parametrize("seed", range(3))
+def test_node_totals_match_reference(criterion, seed):
+    rng = np.random.default_rng(seed)
+    rows = make_rows(rng)
+    stats = make_statistics(rng, criterion, rows["X_binned"].shape[0], 1.0)
+    # An empty node too.
+    node_start = np.append(rows["node_start"], 5)
+    node_stop = np.append(rows["node_stop"], 5)
+    node_tree = np.append(rows["node_tree"], 1)
+    totals = np.full((node_start.size, stats.n_slots), 123, dtype=np.int64)
+    histogram.node_totals(
+        rows["sample_indices"], node_start, node_stop, node_tree, rows["sample_counts"], stats.row_slot,
+        stats.row_stats, totals,
+    )
+    expected = ref.node_totals(
+        rows["sample_indices"], node_start, node_stop, node_tree, rows["sample_counts"], stats.row_slot,
+        stats.row_stats, stats.n_slots,
+    )
+    np.testing.assert_array_equal(totals, expected)
+    np.testing.assert_array_equal(totals[:, -1], node_stop - node_start)
+    assert not totals[-1].any()
+
+
+@pytest.mark.parametrize("criterion", ["entropy", "poisson", "newton"])
+@pytest.mark.parametrize("seed", range(3))
+def test_build_histograms_matches_reference(criterion, seed):
+    rng = np.random.default_rng(100 + seed)
+    rows = make_rows(rng)
+    stats = make_statistics(rng, criterion, rows["X_binned"].shape[0])
+    shape = (rows["node_start"].size, rows["X_binned"].shape[1], rows["max_bins"], stats.n_slots)
+    hist = rng.integers(-100, 100, shape)  # must be overwritten
+    histogram.build_histograms(
+        rows["X_binned"], rows["sample_indices"], rows["node_start"], rows["node_stop"], rows["node_tree"],
+        rows["sample_counts"], stats.row_slot, stats.row_stats, hist,
+    )
+    expected = reference_histograms(rows, stats)
+    np.testing.assert_array_equal(hist, expected)
+    # Summed over the bins of any feature, a histogram is the node's totals.
+    np.testing.assert_array_equal(hist.sum(axis=2), np.repeat(reference_totals(rows, stats)[:, None], shape[1], 1))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_subtract_histograms_gives_the_sibling(seed):
+    rng = np.random.default_rng(200 + seed)
+    rows = make_rows(rng)
+    stats = make_statistics(rng, "gini" if seed % 2 else "squared_error", rows["X_binned"].shape[0])
+    # Split each node's range at a random point: child = first part, sibling = the rest.
+    middle = np.array([rng.integers(a, b + 1) for a, b in zip(rows["node_start"], rows["node_stop"])])
+    parent = reference_histograms(rows, stats)
+    child = reference_histograms({**rows, "node_stop": middle}, stats)
+    sibling = np.full_like(parent, 7)
+    histogram.subtract_histograms(parent, child, sibling)
+    np.testing.assert_array_equal(sibling, reference_histograms({**rows, "node_start": middle}, stats))
+
+
+# --- split finding ------------------------------------------------------------------------------
+
+
+def run_split_kernels(rows, stats, totals, masks, min_samples_leaf, min_weight_leaf, rng):
+    """Both split kernels on the same nodes; returns their outputs as two dicts."""
+    n_nodes, n_slots = totals.shape
+    node_hist = reference_histograms(rows, stats)
+    # Histograms at shuffled rows among unrelated ones, to check the hist_rows indirection.
+    n_hist = n_nodes + 3
+    hist = rng.integers(-(10**6), 10**6, (n_hist,) + node_hist.shape[1:])
+    hist_rows = rng.permutation(n_hist)[:n_nodes].astype(np.int64)
+    hist[hist_rows] = node_hist
+
+    def outputs():
+        return {
+            "gain": np.full(n_nodes, 99.0),
+            "feature": np.full(n_nodes, 99, dtype=np.int32),
+            "bin": np.full(n_nodes, 99, dtype=np.int32),
+            "missing_left": np.ones(n_nodes, dtype=bool),
+            "left_totals": np.full((n_nodes, n_slots), 99, dtype=np.int64),
+        }
+
+    common_args = (stats.criterion, stats.inv_scales, stats.l2_regularization, min_samples_leaf, min_weight_leaf)
+    from_hist = outputs()
+    splitting.find_best_splits_from_histograms(
+        hist, hist_rows, totals, masks, rows["n_bins_non_missing"], rows["missing_bin"], *common_args,
+        *from_hist.values(),
+    )
+    from_rows = outputs()
+    splitting.find_best_splits_from_rows(
+        rows["X_binned"], rows["sample_indices"], rows["node_start"], rows["node_stop"], rows["node_tree"],
+        rows["sample_counts"], stats.row_slot, stats.row_stats, totals, masks, rows["missing_bin"], *common_args,
+        *from_rows.values(),
+    )
+    return from_hist, from_rows
+
+
+def reference_splits(rows, stats, criterion, totals, masks, min_samples_leaf, min_weight_leaf):
+    expected = []
+    for node in range(totals.shape[0]):
+        node_rows = ref.node_rows(rows["sample_indices"], rows["node_start"], rows["node_stop"], node)
+        expected.append(
+            ref.best_split(
+                criterion, rows["X_binned"], node_rows,
+                rows["sample_counts"][rows["node_tree"][node]], stats.row_slot, stats.row_stats, totals[node],
+                masks[node], rows["n_bins_non_missing"], rows["missing_bin"], stats.inv_scales,
+                stats.l2_regularization, min_samples_leaf, min_weight_leaf[node],
+            )
+        )
+    return expected
+
+
+def assert_split_matches(result, expected, node, label):
+    where = f"{label}, node {node}"
+    assert result["feature"][node] == expected["feature"], where
+    assert result["bin"][node] == expected["bin"], where
+    assert bool(result["missing_left"][node]) == bool(expected["missing_left"]), where
+    np.testing.assert_array_equal(result["left_totals"][node], expected["left_totals"], err_msg=where)
+    gain = result["gain"][node]
+    if expected["feature"] == ref.NO_SPLIT:
+        assert gain == -math.inf, where
+    else:
+        tolerance = 1e-9 * abs(expected["gain"]) + 1e-12 * expected["scale"]
+        assert abs(gain - expected["gain"]) <= tolerance, (where, gain, expected["gain"])
+
+
+SPLIT_SETTINGS = [
+    # seed, min_samples_leaf, min_weight_leaf as a fraction of the node's weight
+    (0, 1, 0.0),
+    (1, 1, 0.0),
+    (2, 3, 0.1),
+    (3, 5, 0.25),
+    (4, 2, 0.4),
+]
+
+
+@pytest.mark.parametrize("criterion", CRITERIA)
+@pytest.mark.parametrize("seed, min_samples_leaf, weight_fraction", SPLIT_SETTINGS)
+def test_best_splits_match_brute_force(criterion, seed, min_samples_leaf, weight_fraction):
+    rng = np.random.default_rng(1000 * seed + CRITERIA.index(criterion))
+    rows = make_rows(rng)
+    stats = make_statistics(rng, criterion, rows["X_binned"].shape[0], l2_regularization=1.5 * (seed % 2))
+    totals = reference_totals(rows, stats)
+    n_nodes, n_features = totals.shape[0], rows["X_binned"].shape[1]
+    masks = rng.random((n_nodes, n_features)) < 0.7
+    masks[0] = True
+    masks[-1] = False  # no feature at all: no split
+    masks[1, 0] = False  # the feature that never misses is excluded
+    weights = np.array([ref.node_stats(criterion, t, stats.inv_scales)["W"] for t in totals])
+    min_weight_leaf = weight_fraction * weights
+
+    from_hist, from_rows = run_split_kernels(rows, stats, totals, masks, min_samples_leaf, min_weight_leaf, rng)
+    expected = reference_splits(rows, stats, criterion, totals, masks, min_samples_leaf, min_weight_leaf)
+
+    for node in range(n_nodes):
+        assert_split_matches(from_hist, expected[node], node, "from_histograms")
+        assert_split_matches(from_rows, expected[node], node, "from_rows")
+        if expected[node]["feature"] != ref.NO_SPLIT:
+            assert masks[node, expected[node]["feature"]]
+    # The two paths agree bit for bit.
+    for key in from_hist:
+        np.testing.assert_array_equal(from_hist[key], from_rows[key], err_msg=key)
+    assert expected[-1]["feature"] == ref.NO_SPLIT
+    if weight_fraction < 0.4:
+        assert sum(e["feature"] != ref.NO_SPLIT for e in expected) >= 3  # the test is not vacuous
+
+
+@pytest.mark.parametrize("criterion", CRITERIA)
+def test_best_splits_respect_constraints(criterion):
+    """The chosen split leaves both children at least min_samples_leaf rows and min_weight_leaf weight."""
+    rng = np.random.default_rng(77 + CRITERIA.index(criterion))
+    rows = make_rows(rng, n_samples=80)
+    stats = make_statistics(rng, criterion, rows["X_binned"].shape[0], l2_regularization=0.5)
+    totals = reference_totals(rows, stats)
+    masks = np.ones((totals.shape[0], rows["X_binned"].shape[1]), dtype=bool)
+    min_samples_leaf = 6
+    weights = np.array([ref.node_stats(criterion, t, stats.inv_scales)["W"] for t in totals])
+    min_weight_leaf = 0.3 * weights
+    from_hist, from_rows = run_split_kernels(rows, stats, totals, masks, min_samples_leaf, min_weight_leaf, rng)
+    expected = reference_splits(rows, stats, criterion, totals, masks, min_samples_leaf, min_weight_leaf)
+    n_split = 0
+    for node in range(totals.shape[0]):
+        assert_split_matches(from_hist, expected[node], node, "from_histograms")
+        assert_split_matches(from_rows, expected[node], node, "from_rows")
+        if from_hist["feature"][node] == ref.NO_SPLIT:
+            # Then no candidate at all satisfies the constraints.
+            assert not any(c["valid"] for c in expected[node]["candidates"])
+            continue
+        n_split += 1
+        left = from_hist["left_totals"][node]
+        right = totals[node] - left
+        for side in (left, right):
+            assert side[-1] >= min_samples_leaf
+            assert ref.node_stats(criterion, side, stats.inv_scales)["W"] >= min_weight_leaf[node]
+    assert n_split >= 1
+
+
+def test_split_ties_go_to_lowest_feature_and_missing_right():
+    """Duplicated features tie: the lowest wins. Missing rows of zero weight tie: they go right."""
+    rng = np.random.default_rng(5)
+    n_samples = 40
+    base = rng.integers(0, 6, n_samples)
+    X_binned = np.empty((n_samples, 3), dtype=np.uint8, order="F")
+    X_binned[:, 0] = rng.integers(0, 6, n_samples)  # noise
+    X_binned[:, 1] = base
+    X_binned[:, 2] = base
+    y = (base >= 3).astype(np.int64)  # feature 1 (and 2) split perfectly at bin 2
+    weight = np.ones(n_samples)
+    missing_rows = rng.choice(n_samples, 5, replace=False)
+    weight[missing_rows] = 0.0
+    X_binned[missing_rows, 1:] = 7  # missing in both duplicated features, weightless
+    stats = statistics.classification_statistics("gini", y, 2, weight)
+    rows = {
+        "X_binned": X_binned,
+        "sample_indices": np.arange(n_samples, dtype=np.int32),
+        "sample_counts": np.ones((1, n_samples), dtype=np.int32),
+        "node_start": np.array([0], dtype=np.int64),
+        "node_stop": np.array([n_samples], dtype=np.int64),
+        "node_tree": np.array([0], dtype=np.int64),
+        "n_bins_non_missing": np.array([6, 6, 6], dtype=np.int32),
+        "missing_bin": 7,
+        "max_bins": 8,
+    }
+    totals = reference_totals(rows, stats)
+    masks = np.ones((1, 3), dtype=bool)
+    min_weight_leaf = np.zeros(1)
+    from_hist, from_rows = run_split_kernels(rows, stats, totals, masks, 1, min_weight_leaf, rng)
+    expected = reference_splits(rows, stats, "gini", totals, masks, 1, min_weight_leaf)[0]
+    assert (expected["feature"], expected["bin"], expected["missing_left"]) == (1, 2, False)
+    for result, label in ((from_hist, "from_histograms"), (from_rows, "from_rows")):
+        assert_split_matches(result, expected, 0, label)
+
+
+@pytest.mark.parametrize(
+    "bins, expected_missing_left",
+    [([0, 0, 0, 1, 1], True), ([0, 0, 1, 1, 1], False), ([0, 0, 1, 1], True)],
+)
+def test_missing_direction_without_missing_values_follows_the_majority(bins, expected_missing_left):
+    """No missing value in the node: future ones go to the child with more rows, ties left."""
+    n_samples = len(bins)
+    X_binned = np.asfortranarray(np.array(bins, dtype=np.uint8)[:, None])
+    y = np.array(bins, dtype=np.int64)
+    stats = statistics.classification_statistics("gini", y, 2, np.ones(n_samples))
+    rows = {
+        "X_binned": X_binned,
+        "sample_indices": np.arange(n_samples, dtype=np.int32),
+        "sample_counts": np.full((1, n_samples), 2, dtype=np.int32),
+        "node_start": np.array([0], dtype=np.int64),
+        "node_stop": np.array([n_samples], dtype=np.int64),
+        "node_tree": np.array([0], dtype=np.int64),
+        "n_bins_non_missing": np.array([2], dtype=np.int32),
+        "missing_bin": 3,
+        "max_bins": 4,
+    }
+    totals = reference_totals(rows, stats)
+    masks = np.ones((1, 1), dtype=bool)
+    rng = np.random.default_rng(0)
+    from_hist, from_rows = run_split_kernels(rows, stats, totals, masks, 1, np.zeros(1), rng)
+    expected = reference_splits(rows, stats, "gini", totals, masks, 1, np.zeros(1))[0]
+    assert (expected["feature"], expected["bin"], expected["missing_left"]) == (0, 0, expected_missing_left)
+    for result, label in ((from_hist, "from_histograms"), (from_rows, "from_rows")):
+        assert_split_matches(result, expected, 0, label)
+
+
+# --- partition ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_apply_splits_is_a_stable_partition(seed):
+    rng = np.random.default_rng(300 + seed)
+    rows = make_rows(rng, n_samples=90)
+    X_binned, missing_bin = rows["X_binned"], rows["missing_bin"]
+    sample_indices = rows["sample_indices"]
+    # Disjoint node ranges (with gaps between them, which must stay untouched).
+    cuts = np.sort(rng.choice(np.arange(1, sample_indices.size), 7, replace=False))
+    node_start, node_stop = cuts[0:6:2].astype(np.int64), cuts[1:7:2].astype(np.int64)
+    n_nodes = node_start.size
+    split_feature = rng.integers(0, X_binned.shape[1], n_nodes).astype(np.int32)
+    split_bin = np.array([rng.integers(0, rows["n_bins_non_missing"][f]) for f in split_feature], dtype=np.int32)
+    split_missing_left = rng.random(n_nodes) < 0.5
+    expected, n_left = ref.apply_splits(
+        X_binned, sample_indices, node_start, node_stop, split_feature, split_bin, split_missing_left, missing_bin
+    )
+    result = sample_indices.copy()
+    scratch = np.full_like(result, -1)
+    partitioning.apply_splits(
+        X_binned, result, scratch, node_start, node_stop, n_left, split_feature, split_bin, split_missing_left,
+        missing_bin,
+    )
+    np.testing.assert_array_equal(result, expected)
+    assert not np.array_equal(result, sample_indices)  # something moved: the test is not vacuous
+
+
+# --- node values -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("criterion", CRITERIA)
+@pytest.mark.parametrize("seed", range(2))
+def test_node_values_match_reference(criterion, seed):
+    rng = np.random.default_rng(400 + seed)
+    rows = make_rows(rng)
+    l2 = 0.7 * seed
+    stats = make_statistics(rng, criterion, rows["X_binned"].shape[0], l2)
+    totals = reference_totals(rows, stats)
+    expected = ref.node_values(criterion, totals, stats.inv_scales, l2)
+    # Nodes where the criterion is defined: positive weight (and mean, for Poisson).
+    keep = [
+        i for i, (value, _, weight) in enumerate(expected) if weight > 0 and (criterion != "poisson" or value[0] > 0)
+    ]
+    totals = totals[keep]
+    expected = [expected[i] for i in keep]
+    n_values = N_CLASSES if criterion in ref.CLASSIFICATION else 1
+    values = np.full((totals.shape[0], n_values), np.nan)
+    impurity = np.full(totals.shape[0], np.nan)
+    weight = np.full(totals.shape[0], np.nan)
+    leaf_values.node_values(CRITERION_ID[criterion], totals, stats.inv_scales, l2, values, impurity, weight)
+    for node, (expected_value, expected_impurity, expected_weight) in enumerate(expected):
+        np.testing.assert_allclose(values[node], expected_value, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(weight[node], expected_weight, rtol=1e-12)
+        if expected_impurity is not None:
+            # The kernel clamps rounding noise below zero; compare on the scale of the node's data.
+            scale = 1.0 if criterion in ref.CLASSIFICATION else 1.0 + abs(expected_impurity) + expected_value[0] ** 2
+            assert impurity[node] >= 0
+            assert abs(impurity[node] - expected_impurity) <= 1e-10 * scale, (node, impurity[node], expected_impurity)
+
+
+# --- prediction -----------------------------------------------------------------------------
+
+
+def random_tree(rng, X, max_depth):
+    """A random tree in the flat format; thresholds often equal a data value."""
+    feature, threshold, missing_left, left, right = [], [], [], [], []
+
+    def grow(depth):
+        node = len(feature)
+        for column in (feature, threshold, missing_left, left, right):
+            column.append(None)
+        if depth == max_depth or (depth > 0 and rng.random() < 0.3):
+            feature[node], threshold[node], missing_left[node] = -2, -2.0, False
+            left[node] = right[node] = ref.LEAF
+            return node
+        f = int(rng.integers(0, X.shape[1]))
+        values = X[:, f][~np.isnan(X[:, f])].astype(np.float64)
+        value = float(rng.choice(values))
+        feature[node] = f
+        threshold[node] = value if rng.random() < 0.5 else value + 0.01
+        missing_left[node] = bool(rng.random() < 0.5)
+        left[node] = grow(depth + 1)
+        right[node] = grow(depth + 1)
+        return node
+
+    grow(0)
+    return (
+        np.array(feature, dtype=np.int32), np.array(threshold), np.array(missing_left, dtype=bool),
+        np.array(left, dtype=np.int32), np.array(right, dtype=np.int32),
+    )
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_predict_leaves_matches_reference(seed):
+    rng = np.random.default_rng(500 + seed)
+    X = rng.normal(size=(120, 4)).astype(np.float32)
+    X[:, 2] = rng.integers(0, 4, 120)
+    X[rng.random(X.shape) < 0.15] = np.nan
+    trees = [random_tree(rng, X, max_depth) for max_depth in (0, 1, 4, 6)]
+    tree_offsets = np.cumsum([0] + [t[0].size for t in trees[:-1]]).astype(np.int64)
+    flat = [np.concatenate(column) for column in zip(*trees)]
+    out = np.full((X.shape[0], len(trees)), -5, dtype=np.int32)
+    predict.predict_leaves(X, tree_offsets, *flat, out)
+    expected = ref.predict_leaves(X, tree_offsets, *flat)
+    np.testing.assert_array_equal(out, expected)
+    assert np.all(out[:, 0] == 0)  # a single-leaf tree
+    assert np.unique(out[:, 3]).size > 2
+
+
+@pytest.mark.parametrize("max_bins", [4, 8])
+@pytest.mark.parametrize("n_distinct", [2, 4, 8, 50])
+def test_bin_mapper_leaves_the_missing_bin_to_nan(max_bins, n_distinct):
+    """Fitted thresholds + map_to_bins: only NaN lands in the missing bin (``max_bins - 1``).
+
+    ``max_bins`` counts the missing bin, so a feature may use at most
+    ``max_bins - 1`` value bins, i.e. ``max_bins - 2`` thresholds.
+    """
+    from gpuforest.binning import BinMapper
+
+    rng = np.random.default_rng(n_distinct)
+    X = rng.integers(0, n_distinct, (60, 2)).astype(np.float32)
+    X[:n_distinct, :] = np.arange(n_distinct)[:, None]  # every value present
+    X[rng.random(X.shape) < 0.1] = np.nan
+    mapper = BinMapper(max_bins=max_bins).fit(X)
+    missing_bin = mapper.missing_bin
+    X_binned = np.empty(X.shape, dtype=np.uint8, order="F")
+    binning.map_to_bins(X, mapper.bin_thresholds_, mapper.n_thresholds_, missing_bin, X_binned)
+    expected = ref.map_to_bins(X, mapper.bin_thresholds_, mapper.n_thresholds_, missing_bin)
+    np.testing.assert_array_equal(X_binned, expected)
+    assert np.all(mapper.n_bins_non_missing_ <= missing_bin)
+    np.testing.assert_array_equal(X_binned == missing_bin, np.isnan(X))
