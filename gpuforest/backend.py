@@ -26,6 +26,8 @@ class SplitResult:
     feature, bin : ndarray of shape (n_nodes,), dtype int32
     missing_left : ndarray of shape (n_nodes,), dtype bool
     left_totals : ndarray of shape (n_nodes, n_slots), dtype int64
+    next_bin : ndarray of shape (n_nodes,), dtype int32
+        Lowest occupied non-missing bin above ``bin`` (``NO_SPLIT``: none).
     """
 
     gain: np.ndarray
@@ -33,6 +35,7 @@ class SplitResult:
     bin: np.ndarray
     missing_left: np.ndarray
     left_totals: np.ndarray
+    next_bin: np.ndarray
 
     @classmethod
     def empty(cls, n_nodes, n_slots):
@@ -42,10 +45,11 @@ class SplitResult:
             bin=np.empty(n_nodes, dtype=np.int32),
             missing_left=np.empty(n_nodes, dtype=bool),
             left_totals=np.empty((n_nodes, n_slots), dtype=np.int64),
+            next_bin=np.empty(n_nodes, dtype=np.int32),
         )
 
     def outputs(self):
-        return self.gain, self.feature, self.bin, self.missing_left, self.left_totals
+        return self.gain, self.feature, self.bin, self.missing_left, self.left_totals, self.next_bin
 
 
 @dataclass

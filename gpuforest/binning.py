@@ -36,6 +36,8 @@ class BinMapper:
     n_thresholds_ : ndarray of shape (n_features,), dtype int32
     n_bins_non_missing_ : ndarray of shape (n_features,), dtype int32
         ``n_thresholds_ + 1``.
+    bin_min_, bin_max_ : ndarray of shape (n_features, max_bins), dtype float64
+        Smallest and largest fitted value in each bin (+inf / -inf if empty).
     missing_bin : int
         ``max_bins - 1``.
     """
@@ -62,22 +64,49 @@ class BinMapper:
         max_thresholds = self.max_bins - 2
         self.bin_thresholds_ = np.full((n_features, self.max_bins), np.inf)
         self.n_thresholds_ = np.zeros(n_features, dtype=np.int32)
+        self.bin_min_ = np.full((n_features, self.max_bins), np.inf)
+        self.bin_max_ = np.full((n_features, self.max_bins), -np.inf)
         for feature_idx in range(n_features):
-            thresholds = _feature_thresholds(X[:, feature_idx], max_thresholds)
+            values = X[:, feature_idx]
+            distinct = np.unique(values[~np.isnan(values)]).astype(np.float64)
+            thresholds = _feature_thresholds(values, distinct, max_thresholds)
             self.bin_thresholds_[feature_idx, : thresholds.size] = thresholds
             self.n_thresholds_[feature_idx] = thresholds.size
+            bins = np.searchsorted(thresholds, distinct, side="left")
+            # distinct is sorted, so each bin's values are a run: first is min, last is max.
+            self.bin_min_[feature_idx, bins[::-1]] = distinct[::-1]
+            self.bin_max_[feature_idx, bins] = distinct
         self.n_bins_non_missing_ = self.n_thresholds_ + 1
         return self
+
+    def split_thresholds(self, feature, bin_idx, next_bin):
+        """Raw thresholds of splits between bins ``bin_idx`` and ``next_bin`` of ``feature``.
+
+        Half-way between the largest value of ``bin_idx`` and the smallest of
+        ``next_bin`` (scikit-learn's midpoint rule, exact when bins hold one
+        value each), kept within the bin thresholds so that raw values route
+        exactly as their bins did. ``next_bin == -1`` (nothing above): +inf.
+        """
+        has_next = next_bin >= 0
+        upper_bin = np.where(has_next, next_bin, bin_idx + 1)
+        midpoint = (self.bin_max_[feature, bin_idx] + self.bin_min_[feature, upper_bin]) / 2
+        low = self.bin_thresholds_[feature, bin_idx]
+        high = self.bin_thresholds_[feature, upper_bin - 1]
+        # An empty or sub-sampled bin has no finite value: fall back to the bin threshold.
+        midpoint = np.where(np.isfinite(midpoint), midpoint, low)
+        return np.where(has_next, np.clip(midpoint, low, high), np.inf)
 
     def transform(self, X, backend):
         """Bins of ``X`` as an (n_samples, n_features) uint8 array in Fortran order."""
         return backend.map_to_bins(X, self.bin_thresholds_, self.n_thresholds_, self.missing_bin)
 
 
-def _feature_thresholds(values, max_thresholds):
-    """Increasing float64 thresholds of one feature (at most ``max_thresholds``)."""
+def _feature_thresholds(values, distinct, max_thresholds):
+    """Increasing float64 thresholds of one feature (at most ``max_thresholds``).
+
+    ``distinct`` holds the sorted distinct non-NaN ``values`` as float64.
+    """
     values = values[~np.isnan(values)]
-    distinct = np.unique(values).astype(np.float64)
     if distinct.size <= max_thresholds + 1:
         return (distinct[:-1] + distinct[1:]) / 2
     quantiles = np.linspace(0, 100, max_thresholds + 2)[1:-1]

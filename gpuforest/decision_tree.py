@@ -11,7 +11,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import check_random_state, compute_sample_weight
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
@@ -50,16 +50,16 @@ class BaseDecisionTree(BaseEstimator):
         "max_depth": [Interval(Integral, 1, None, closed="left"), None],
         "min_samples_split": [
             Interval(Integral, 2, None, closed="left"),
-            Interval(Real, 0.0, 1.0, closed="right"),
+            Interval(RealNotInt, 0.0, 1.0, closed="right"),
         ],
         "min_samples_leaf": [
             Interval(Integral, 1, None, closed="left"),
-            Interval(Real, 0.0, 1.0, closed="neither"),
+            Interval(RealNotInt, 0.0, 1.0, closed="neither"),
         ],
         "min_weight_fraction_leaf": [Interval(Real, 0.0, 0.5, closed="both")],
         "max_features": [
             Interval(Integral, 1, None, closed="left"),
-            Interval(Real, 0.0, 1.0, closed="right"),
+            Interval(RealNotInt, 0.0, 1.0, closed="right"),
             StrOptions({"sqrt", "log2"}),
             None,
         ],
@@ -166,7 +166,8 @@ class BaseDecisionTree(BaseEstimator):
         return self.tree_.compute_feature_importances()
 
     def _leaf_values(self, X):
-        return self.tree_.value[self.apply(X), 0]
+        leaves = self.apply(X)
+        return self.tree_.value[leaves, 0]
 
 
 class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
@@ -237,7 +238,8 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
             return np.log(self.predict_proba(X))
 
     def predict(self, X):
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
 
 
 class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):

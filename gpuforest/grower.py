@@ -336,7 +336,7 @@ class TreeGrower:
             self.bin_mapper.missing_bin,
         )
         left, right = self.recorder.new_children(chosen.tree)
-        threshold = self.bin_mapper.bin_thresholds_[split.feature, split.bin]
+        threshold = self.bin_mapper.split_thresholds(split.feature, split.bin, split.next_bin)
         self.recorder.add_splits(chosen, split.feature, split.bin, threshold, split.missing_left, left, right)
         middle = chosen.start + n_left
         children = NodeBatch(

@@ -266,7 +266,10 @@ def best_split(
     n_slots = len(parent)
     result = {"scale": scale, "candidates": candidates}
     if not valid:
-        result.update(feature=NO_SPLIT, bin=NO_SPLIT, missing_left=False, left_totals=[0] * n_slots, gain=-math.inf)
+        result.update(
+            feature=NO_SPLIT, bin=NO_SPLIT, missing_left=False, left_totals=[0] * n_slots, gain=-math.inf,
+            next_bin=NO_SPLIT,
+        )
         return result
     largest = max(c["gain"] for c in valid)
     chosen = next(c for c in valid if c["gain"] >= largest - tie_tolerance * scale)
@@ -275,9 +278,14 @@ def best_split(
     else:
         # No missing value here: future ones follow the majority of rows (ties left).
         missing_left = 2 * chosen["left"][-1] >= int(parent[-1])
+    # The lowest occupied non-missing bin above the chosen one, where the raw threshold's upper end lies.
+    above = [
+        int(X_binned[row, chosen["feature"]]) for row in rows
+        if chosen["bin"] < X_binned[row, chosen["feature"]] != missing_bin
+    ]
     result.update(
         feature=chosen["feature"], bin=chosen["bin"], missing_left=missing_left, left_totals=chosen["left"],
-        gain=chosen["gain"],
+        gain=chosen["gain"], next_bin=min(above) if above else NO_SPLIT,
     )
     return result
 

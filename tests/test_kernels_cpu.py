@@ -265,6 +265,7 @@ def run_split_kernels(rows, stats, totals, masks, min_samples_leaf, min_weight_l
             "bin": np.full(n_nodes, 99, dtype=np.int32),
             "missing_left": np.ones(n_nodes, dtype=bool),
             "left_totals": np.full((n_nodes, n_slots), 99, dtype=np.int64),
+            "next_bin": np.full(n_nodes, 99, dtype=np.int32),
         }
 
     common_args = (stats.criterion, stats.inv_scales, stats.l2_regularization, min_samples_leaf, min_weight_leaf)
@@ -303,6 +304,7 @@ def assert_split_matches(result, expected, node, label):
     assert result["bin"][node] == expected["bin"], where
     assert bool(result["missing_left"][node]) == bool(expected["missing_left"]), where
     np.testing.assert_array_equal(result["left_totals"][node], expected["left_totals"], err_msg=where)
+    assert result["next_bin"][node] == expected["next_bin"], where
     gain = result["gain"][node]
     if expected["feature"] == ref.NO_SPLIT:
         assert gain == -math.inf, where

@@ -96,7 +96,7 @@ def _pick_best_feature(gains, bins, node):
 def find_best_splits_from_histograms(
     hist, hist_rows, totals, feature_mask, n_bins_non_missing, missing_bin, criterion, inv_scales,
     l2_regularization, min_samples_leaf, min_weight_leaf, out_gain, out_feature, out_bin, out_missing_left,
-    out_left_totals,
+    out_left_totals, out_next_bin,
 ):
     """Best split of every node from its histogram.
 
@@ -115,6 +115,10 @@ def find_best_splits_from_histograms(
         ``out_feature`` is ``NO_SPLIT`` where no candidate is allowed.
     out_missing_left : ndarray of shape (n_nodes,), dtype bool
     out_left_totals : ndarray of shape (n_nodes, n_slots), dtype int64
+    out_next_bin : ndarray of shape (n_nodes,), dtype int32
+        Lowest non-missing bin above ``out_bin`` that holds rows of the node
+        (``NO_SPLIT`` if none): the raw threshold goes half-way between the
+        two, as CART puts it half-way between neighbouring values.
     """
     n_nodes = hist_rows.shape[0]
     n_features, n_slots = hist.shape[1], hist.shape[3]
@@ -153,6 +157,7 @@ def find_best_splits_from_histograms(
         out_feature[node] = best_feature
         out_gain[node] = best_gain
         out_left_totals[node] = 0
+        out_next_bin[node] = NO_SPLIT
         if best_feature == NO_SPLIT:
             out_bin[node] = NO_SPLIT
             out_missing_left[node] = False
@@ -162,6 +167,10 @@ def find_best_splits_from_histograms(
         feature_hist = hist[hist_rows[node], best_feature]
         for bin_idx in range(best_bin + 1):
             out_left_totals[node] += feature_hist[bin_idx]
+        for bin_idx in range(best_bin + 1, n_bins_non_missing[best_feature]):
+            if feature_hist[bin_idx, n_slots - 1] > 0:
+                out_next_bin[node] = bin_idx
+                break
         out_missing_left[node] = _resolve_missing_left(
             missing_left[node, best_feature], feature_hist[missing_bin], out_left_totals[node], totals[node]
         )
@@ -187,6 +196,7 @@ def find_best_splits_from_rows(
     X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats,
     totals, feature_mask, missing_bin, criterion, inv_scales, l2_regularization,
     min_samples_leaf, min_weight_leaf, out_gain, out_feature, out_bin, out_missing_left, out_left_totals,
+    out_next_bin,
 ):
     """Best split of every node by sorting its rows' bins per feature.
 
@@ -205,6 +215,13 @@ def find_best_splits_from_rows(
         counts = sample_counts[node_tree[node]]
         rows = sample_indices[start:stop]
         n_rows = rows.shape[0]
+        # The node's statistics, gathered once so the per-feature scans read them locally.
+        local_slot = np.empty(n_rows, dtype=np.int32)
+        local_stats = np.empty((n_rows, row_stats.shape[1]), dtype=np.int64)
+        for k in range(n_rows):
+            local_slot[k] = row_slot[rows[k]]
+            for stat_idx in range(row_stats.shape[1]):
+                local_stats[k, stat_idx] = counts[rows[k]] * row_stats[rows[k], stat_idx]
         # (bin << 32 | position) sorts the node's rows by bin without an argsort.
         keys = np.empty(n_rows, dtype=np.int64)
         left = np.empty(n_slots, dtype=np.int64)
@@ -221,14 +238,12 @@ def find_best_splits_from_rows(
                 n_present = n_rows
                 while n_present > 0 and (keys[n_present - 1] >> 32) == missing_bin:
                     n_present -= 1
-                    row = rows[keys[n_present] & 0xFFFFFFFF]
-                    accumulate_row(missing, row, counts[row], row_slot, row_stats)
+                    accumulate_row(missing, keys[n_present] & 0xFFFFFFFF, 1, local_slot, local_stats)
                 has_missing = n_present < n_rows
                 left[:] = 0
                 for k in range(n_present):
-                    row = rows[keys[k] & 0xFFFFFFFF]
                     bin_idx = keys[k] >> 32
-                    accumulate_row(left, row, counts[row], row_slot, row_stats)
+                    accumulate_row(left, keys[k] & 0xFFFFFFFF, 1, local_slot, local_stats)
                     # Threshold at the last row of each occupied bin.
                     if k + 1 == n_present or (keys[k + 1] >> 32) != bin_idx:
                         best_gain, best_bin, best_missing_left = scan_threshold(
@@ -244,6 +259,7 @@ def find_best_splits_from_rows(
         out_feature[node] = best_feature
         out_gain[node] = best_gain
         out_left_totals[node] = 0
+        out_next_bin[node] = NO_SPLIT
         if best_feature == NO_SPLIT:
             out_bin[node] = NO_SPLIT
             out_missing_left[node] = False
@@ -251,13 +267,17 @@ def find_best_splits_from_rows(
         best_bin = bins[node, best_feature]
         out_bin[node] = best_bin
         missing[:] = 0
-        for k in range(rows.shape[0]):
-            row = rows[k]
-            bin_idx = X_binned[row, best_feature]
+        next_bin = missing_bin
+        for k in range(n_rows):
+            bin_idx = X_binned[rows[k], best_feature]
             if bin_idx == missing_bin:
-                accumulate_row(missing, row, counts[row], row_slot, row_stats)
+                accumulate_row(missing, k, 1, local_slot, local_stats)
             elif bin_idx <= best_bin:
-                accumulate_row(out_left_totals[node], row, counts[row], row_slot, row_stats)
+                accumulate_row(out_left_totals[node], k, 1, local_slot, local_stats)
+            else:
+                next_bin = min(next_bin, bin_idx)
+        if next_bin != missing_bin:
+            out_next_bin[node] = next_bin
         out_missing_left[node] = _resolve_missing_left(
             missing_left[node, best_feature], missing, out_left_totals[node], totals[node]
         )
