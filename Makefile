@@ -10,6 +10,10 @@ $(BIN)/python:
 	$(BIN)/pip install --quiet --upgrade pip
 
 $(VENV)/.installed: $(BIN)/python pyproject.toml
+	$(BIN)/pip install --quiet -e ".[dev]"
+	touch $@
+
+$(VENV)/.installed-bench: $(VENV)/.installed
 	$(BIN)/pip install --quiet -e ".[dev,bench]"
 	touch $@
 
@@ -21,7 +25,7 @@ demo: install
 test: install
 	$(BIN)/python -m pytest -q tests
 
-bench: install
+bench: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/bench_tree.py
 
 clean:
