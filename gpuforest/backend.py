@@ -151,11 +151,9 @@ class CPUBackend:
         )
         return values, impurity, weight
 
-    def predict_leaves(self, X, tree_offsets, feature, threshold, missing_go_left, children_left, children_right):
+    def predict_leaves(self, X, tree_offsets, threshold, node_info):
         leaves = np.empty((X.shape[0], tree_offsets.shape[0]), dtype=np.int32)
-        predict.predict_leaves(
-            X, tree_offsets, feature, threshold, missing_go_left, children_left, children_right, leaves
-        )
+        predict.predict_leaves(X, tree_offsets, threshold, node_info, leaves)
         return leaves
 
     def to_host(self, array):

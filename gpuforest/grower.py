@@ -232,7 +232,7 @@ class TreeGrower:
             & (count >= params.min_samples_split)
             & (count >= 2 * params.min_samples_leaf)
             & (weight >= 2 * self.min_weight_leaf[nodes.tree])
-            & (impurity > EPSILON)
+            & ((impurity > EPSILON) | (not self.stats.stops_when_pure))
         )
         hist, hist_row = self._histograms(nodes, splittable, parent_hist, parent_hist_row)
         split = self._best_splits(nodes, splittable, hist, hist_row)

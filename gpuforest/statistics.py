@@ -53,6 +53,12 @@ class RowStatistics:
     def n_slots(self):
         return self.inv_scales.shape[0]
 
+    @property
+    def stops_when_pure(self):
+        """Whether a node with zero impurity is a leaf (every criterion but ``newton``,
+        whose gradients can still be split when they sum to zero)."""
+        return self.criterion != common.NEWTON
+
 
 def fixed_point_scale(abs_total):
     """Largest power of two ``s`` with ``abs_total * s <= 2**62``."""

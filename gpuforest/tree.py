@@ -7,6 +7,8 @@ and later split kinds need:
 
 - ``bin_threshold``: the split's bin, so a tree can route binned rows;
 - ``split_type``: ``NUMERIC`` (``x <= threshold``) for every split today;
+  the children of a split node are numbered consecutively
+  (``children_right == children_left + 1``), which prediction relies on;
   categorical subset splits and multiway (ID3) splits will add their own
   codes and side arrays (a category bitset per node, a child list per node)
   without changing the existing arrays.
@@ -79,8 +81,8 @@ class Tree:
     def apply(self, X, backend):
         """Leaf index of each row of ``X`` (float32, shape (n_samples, n_features))."""
         leaves = backend.predict_leaves(
-            X, np.zeros(1, dtype=np.int64), self.feature, self.threshold, self.missing_go_to_left,
-            self.children_left, self.children_right,
+            X, np.zeros(1, dtype=np.int64), self.threshold,
+            pack_node_info(self.feature, self.missing_go_to_left, self.children_left),
         )
         return backend.to_host(leaves)[:, 0].astype(np.int64)
 
@@ -123,3 +125,13 @@ class Tree:
         if normalize and total > 0:
             importances /= total
         return importances
+
+
+def pack_node_info(feature, missing_go_left, children_left):
+    """``children_left << 32 | feature << 1 | missing_go_left`` per node (int64).
+
+    Negative exactly at leaves (``children_left == TREE_LEAF``); read by the
+    prediction kernels, which take the right child as ``children_left + 1``.
+    """
+    packed = (children_left.astype(np.int64) << 32) | (np.maximum(feature, 0).astype(np.int64) << 1)
+    return packed | missing_go_left.astype(np.int64)

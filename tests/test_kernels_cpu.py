@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from gpuforest import statistics
+from gpuforest.tree import pack_node_info
 from gpuforest.kernels import common
 from gpuforest.kernels.cpu import binning, histogram, leaf_values, partitioning, predict, sampling, splitting
 
@@ -517,28 +518,25 @@ def test_node_values_match_reference(criterion, seed):
 
 
 def random_tree(rng, X, max_depth):
-    """A random tree in the flat format; thresholds often equal a data value."""
-    feature, threshold, missing_left, left, right = [], [], [], [], []
+    """A random tree in the flat format, numbered breadth-first (siblings consecutive).
 
-    def grow(depth):
-        node = len(feature)
-        for column in (feature, threshold, missing_left, left, right):
-            column.append(None)
-        if depth == max_depth or (depth > 0 and rng.random() < 0.3):
-            feature[node], threshold[node], missing_left[node] = -2, -2.0, False
-            left[node] = right[node] = ref.LEAF
-            return node
-        f = int(rng.integers(0, X.shape[1]))
-        values = X[:, f][~np.isnan(X[:, f])].astype(np.float64)
-        value = float(rng.choice(values))
-        feature[node] = f
-        threshold[node] = value if rng.random() < 0.5 else value + 0.01
-        missing_left[node] = bool(rng.random() < 0.5)
-        left[node] = grow(depth + 1)
-        right[node] = grow(depth + 1)
-        return node
-
-    grow(0)
+    Thresholds often equal a data value.
+    """
+    feature, threshold, missing_left, left, right, depth = [-2], [-2.0], [False], [ref.LEAF], [ref.LEAF], [0]
+    node = 0
+    while node < len(feature):
+        if depth[node] < max_depth and (depth[node] < 2 or rng.random() >= 0.3):
+            f = int(rng.integers(0, X.shape[1]))
+            values = X[:, f][~np.isnan(X[:, f])].astype(np.float64)
+            value = float(rng.choice(values))
+            feature[node] = f
+            threshold[node] = value if rng.random() < 0.5 else value + 0.01
+            missing_left[node] = bool(rng.random() < 0.5)
+            left[node], right[node] = len(feature), len(feature) + 1
+            for column, fill in ((feature, -2), (threshold, -2.0), (missing_left, False), (left, ref.LEAF), (right, ref.LEAF)):
+                column += [fill, fill]
+            depth += [depth[node] + 1] * 2
+        node += 1
     return (
         np.array(feature, dtype=np.int32), np.array(threshold), np.array(missing_left, dtype=bool),
         np.array(left, dtype=np.int32), np.array(right, dtype=np.int32),
@@ -553,10 +551,10 @@ def test_predict_leaves_matches_reference(seed):
     X[rng.random(X.shape) < 0.15] = np.nan
     trees = [random_tree(rng, X, max_depth) for max_depth in (0, 1, 4, 6)]
     tree_offsets = np.cumsum([0] + [t[0].size for t in trees[:-1]]).astype(np.int64)
-    flat = [np.concatenate(column) for column in zip(*trees)]
+    feature, threshold, missing_left, left, right = (np.concatenate(column) for column in zip(*trees))
     out = np.full((X.shape[0], len(trees)), -5, dtype=np.int32)
-    predict.predict_leaves(X, tree_offsets, *flat, out)
-    expected = ref.predict_leaves(X, tree_offsets, *flat)
+    predict.predict_leaves(X, tree_offsets, threshold, pack_node_info(feature, missing_left, left), out)
+    expected = ref.predict_leaves(X, tree_offsets, feature, threshold, missing_left, left, right)
     np.testing.assert_array_equal(out, expected)
     assert np.all(out[:, 0] == 0)  # a single-leaf tree
     assert np.unique(out[:, 3]).size > 2

@@ -1,14 +1,19 @@
-"""Route raw rows through many trees stored in one flat node array."""
+"""Route raw rows through many trees stored in one flat node array.
+
+Prediction reads two arrays per visited node, not five: the threshold and a
+packed ``node_info = left_child << 32 | feature << 1 | missing_go_left``
+(``tree.pack_node_info``). Leaves have ``left_child == -1``, so their
+``node_info`` is negative; a split node's right child is ``left_child + 1``
+(the tree format numbers siblings consecutively).
+"""
 
 import math
 
 from numba import njit, prange
 
-TREE_LEAF = -1
-
 
 @njit(parallel=True, cache=True)
-def predict_leaves(X, tree_offsets, feature, threshold, missing_go_left, children_left, children_right, out):
+def predict_leaves(X, tree_offsets, threshold, node_info, out):
     """Leaf reached by every row in every tree.
 
     Parameters
@@ -17,7 +22,8 @@ def predict_leaves(X, tree_offsets, feature, threshold, missing_go_left, childre
     tree_offsets : ndarray of shape (n_trees,), dtype int64
         Index of each tree's root in the flat node arrays; child indices are
         relative to it.
-    feature, threshold, missing_go_left, children_left, children_right : ndarray of shape (n_nodes_total,)
+    threshold : ndarray of shape (n_nodes_total,), dtype float64
+    node_info : ndarray of shape (n_nodes_total,), dtype int64
     out : ndarray of shape (n_samples, n_trees), dtype int32
         Output: the leaf's index within its tree.
     """
@@ -26,11 +32,13 @@ def predict_leaves(X, tree_offsets, feature, threshold, missing_go_left, childre
         for tree_idx in range(tree_offsets.shape[0]):
             offset = tree_offsets[tree_idx]
             node = 0
-            while children_left[offset + node] != TREE_LEAF:
-                value = X[row, feature[offset + node]]
+            info = node_info[offset]
+            while info >= 0:
+                value = X[row, (info >> 1) & 0x7FFFFFFF]
                 if math.isnan(value):
-                    left = missing_go_left[offset + node]
+                    left = (info & 1) == 1
                 else:
                     left = value <= threshold[offset + node]
-                node = children_left[offset + node] if left else children_right[offset + node]
+                node = (info >> 32) + (0 if left else 1)
+                info = node_info[offset + node]
             out[row, tree_idx] = node

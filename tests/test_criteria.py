@@ -1,0 +1,534 @@
+"""Split criteria on worked examples with known numbers, and sample weights.
+
+Every criterion is written as a node cost ``W * impurity``; a split's gain is
+``cost(parent) - cost(left) - cost(right)`` (``kernels/common.py``). The
+examples below give the gains and impurities computed by hand (the arithmetic
+is in the comments), check the split the trees choose, check the gains that
+``kernels.common.split_gain`` returns for fixed-point sums built by
+``gpuforest.statistics``, and check every node's ``tree_.impurity`` against a
+direct numpy computation over the training rows that reach it.
+"""
+
+import numpy as np
+import pytest
+from scipy.special import xlogy
+from sklearn import tree as sk_tree
+
+import gpuforest
+from gpuforest.backend import CPUBackend, RowData
+from gpuforest.binning import BinMapper
+from gpuforest.grower import GrowthParams, TreeGrower
+from gpuforest.kernels import common
+from gpuforest.statistics import classification_statistics, newton_statistics, regression_statistics
+
+# --- helpers --------------------------------------------------------------------------------------
+
+
+def fixed_sums(stats, rows):
+    """Fixed-point totals (n_slots,) of ``rows``, summed as the histogram kernels do."""
+    totals = np.zeros(stats.n_slots, dtype=np.int64)
+    for row in rows:
+        first = stats.row_slot[row]
+        totals[first: first + stats.row_stats.shape[1]] += stats.row_stats[row]
+        totals[-1] += 1
+    return totals
+
+
+def kernel_gain(stats, parent_rows, left_rows):
+    """``split_gain`` of sending ``left_rows`` of the node ``parent_rows`` left."""
+    parent, left = fixed_sums(stats, parent_rows), fixed_sums(stats, left_rows)
+    n_stat_slots = stats.n_slots - 1
+    args = (n_stat_slots, stats.inv_scales)
+    weights = [common.node_weight(stats.criterion, parent, left, side, *args) for side in
+               (common.PARENT, common.LEFT, common.RIGHT)]
+    parent_cost = common.proxy_cost(
+        stats.criterion, parent, left, common.PARENT, weights[0], *args, stats.l2_regularization
+    )
+    return common.split_gain(
+        stats.criterion, parent, left, parent_cost, weights[1], weights[2], *args, stats.l2_regularization
+    )
+
+
+def cost_decrease(tree, node):
+    """``W * impurity`` of ``node`` minus that of its two children, from ``tree_``."""
+    cost = tree.weighted_n_node_samples * tree.impurity
+    return cost[node] - cost[tree.children_left[node]] - cost[tree.children_right[node]]
+
+
+def node_rows(estimator, X):
+    """Training rows reaching each node (from ``decision_path``)."""
+    path = estimator.decision_path(X).tocsc()
+    return [path[:, node].nonzero()[0] for node in range(estimator.tree_.node_count)]
+
+
+# --- entropy: Quinlan's play-tennis table ---------------------------------------------------------
+
+# Quinlan (1986), "Induction of decision trees", table 1. Encoded as ordered
+# integers: outlook overcast=0, sunny=1, rain=2; temperature cool=0, mild=1,
+# hot=2; humidity normal=0, high=1; wind weak=0, strong=1; play no=0, yes=1.
+PLAY_TENNIS = np.array([
+    # outlook, temperature, humidity, wind, play
+    [1, 2, 1, 0, 0],  # D1  sunny    hot  high   weak   no
+    [1, 2, 1, 1, 0],  # D2  sunny    hot  high   strong no
+    [0, 2, 1, 0, 1],  # D3  overcast hot  high   weak   yes
+    [2, 1, 1, 0, 1],  # D4  rain     mild high   weak   yes
+    [2, 0, 0, 0, 1],  # D5  rain     cool normal weak   yes
+    [2, 0, 0, 1, 0],  # D6  rain     cool normal strong no
+    [0, 0, 0, 1, 1],  # D7  overcast cool normal strong yes
+    [1, 1, 1, 0, 0],  # D8  sunny    mild high   weak   no
+    [1, 0, 0, 0, 1],  # D9  sunny    cool normal weak   yes
+    [2, 1, 0, 0, 1],  # D10 rain     mild normal weak   yes
+    [1, 1, 0, 1, 1],  # D11 sunny    mild normal strong yes
+    [0, 1, 1, 1, 1],  # D12 overcast mild high   strong yes
+    [0, 2, 0, 0, 1],  # D13 overcast hot  normal weak   yes
+    [2, 1, 1, 1, 0],  # D14 rain     mild high   strong no
+])
+OUTLOOK, TEMPERATURE, HUMIDITY, WIND = range(4)
+
+# H(S) = -(9/14) log2(9/14) - (5/14) log2(5/14) = 0.40978 + 0.53051 = 0.940286 bits.
+H_ROOT = 0.940286
+# Binary cuts at the root (information gain in bits, children as (yes, no)):
+#   outlook <= 0.5 (overcast | sunny, rain): (4,0) | (5,5): 0.940286 - 10/14 * 1       = 0.226000
+#   outlook <= 1.5 (overcast, sunny | rain): (6,3) | (3,2): 0.940286 - 9/14 * 0.918296
+#                                                          - 5/14 * 0.970951          = 0.003185
+#   humidity (normal | high):                (6,1) | (3,4): 0.940286 - 7/14 * 0.591673
+#                                                          - 7/14 * 0.985228          = 0.151836
+#   wind (weak | strong):                    (6,2) | (3,3): 0.940286 - 8/14 * 0.811278
+#                                                          - 6/14 * 1                 = 0.048127
+#   temperature <= 0.5 (cool | mild, hot):   (3,1) | (6,4): 0.940286 - 4/14 * 0.811278
+#                                                          - 10/14 * 0.970951         = 0.014956
+#   temperature <= 1.5 (cool, mild | hot):   (7,3) | (2,2): 0.940286 - 10/14 * 0.881291
+#                                                          - 4/14 * 1                 = 0.025078
+# (Humidity and wind match Quinlan's 0.151 and 0.048; his outlook gain 0.246 is
+# for the three-way split.)
+ROOT_GAINS = {
+    (OUTLOOK, 0): 0.226000, (OUTLOOK, 1): 0.003185, (HUMIDITY, 0): 0.151836,
+    (WIND, 0): 0.048127, (TEMPERATURE, 0): 0.014956, (TEMPERATURE, 1): 0.025078,
+}
+# In the (sunny, rain) child, (5,5) and H = 1 bit:
+#   humidity:            (4,1) | (1,4): 1 - 5/10 * 0.721928 - 5/10 * 0.721928 = 0.278072
+#   temperature <= 1.5:  (5,3) | (0,2): 1 - 8/10 * 0.954434                  = 0.236453
+#   wind:                (4,2) | (1,3): 1 - 6/10 * 0.918296 - 4/10 * 0.811278 = 0.124511
+#   temperature <= 0.5:  (2,1) | (3,4): 1 - 3/10 * 0.918296 - 7/10 * 0.985228 = 0.034852
+#   outlook <= 1.5:      (2,3) | (3,2): 1 - 0.970951                        = 0.029049
+
+
+def test_entropy_play_tennis_gains_in_the_kernel():
+    X, y = PLAY_TENNIS[:, :4], PLAY_TENNIS[:, 4]
+    stats = classification_statistics("entropy", y, 2, np.ones(14))
+    everything = np.arange(14)
+    for (feature, value), gain_bits in ROOT_GAINS.items():
+        left = np.flatnonzero(X[:, feature] <= value)
+        # split_gain is in cost units: W * (gain in bits), W = 14.
+        np.testing.assert_allclose(kernel_gain(stats, everything, left) / 14, gain_bits, atol=1e-6)
+
+
+def test_entropy_play_tennis_tree():
+    X, y = PLAY_TENNIS[:, :4].astype(float), PLAY_TENNIS[:, 4]
+    clf = gpuforest.DecisionTreeClassifier(criterion="entropy", max_depth=2, device="cpu").fit(X, y)
+    tree = clf.tree_
+    np.testing.assert_allclose(tree.impurity[0], H_ROOT, atol=1e-6)
+    # Root: the best binary cut is overcast | (sunny, rain), 0.226 bits.
+    assert (tree.feature[0], tree.threshold[0]) == (OUTLOOK, 0.5)
+    left, right = tree.children_left[0], tree.children_right[0]
+    np.testing.assert_allclose(cost_decrease(tree, 0) / 14, 0.226000, atol=1e-6)
+    assert tree.impurity[left] == 0.0 and tree.children_left[left] == -1  # overcast: 4 yes
+    np.testing.assert_allclose(tree.impurity[right], 1.0, atol=1e-12)  # 5 yes, 5 no
+    # (sunny, rain): humidity, 0.278 bits; children (4,1) and (1,4), 0.721928 bits each.
+    assert (tree.feature[right], tree.threshold[right]) == (HUMIDITY, 0.5)
+    np.testing.assert_allclose(cost_decrease(tree, right) / 10, 0.278072, atol=1e-6)
+    for child in (tree.children_left[right], tree.children_right[right]):
+        np.testing.assert_allclose(tree.impurity[child], 0.721928, atol=1e-6)
+        assert tree.n_node_samples[child] == 5
+    # "log_loss" is the same criterion.
+    alias = gpuforest.DecisionTreeClassifier(criterion="log_loss", max_depth=2, device="cpu").fit(X, y)
+    np.testing.assert_array_equal(alias.tree_.feature, tree.feature)
+    np.testing.assert_array_equal(alias.tree_.impurity, tree.impurity)
+
+
+# --- gini, entropy and misclassification choose three different splits ---------------------------
+
+# 20 rows, 12 of class 0 and 8 of class 1, three binary features; rows with
+# x_f = 0 go left. Left children (class 0, class 1): f0 (0, 1), f1 (2, 0),
+# f2 (5, 1). Gains in cost units (W * impurity decrease):
+#   gini, cost = W - sum c_k^2 / W; parent 20 - (144 + 64) / 20 = 9.6
+#     f0: 9.6 - 0 - (19 - 193/19)              = 9.6 - 8.842105       = 0.757895
+#     f1: 9.6 - 0 - (18 - 164/18)              = 9.6 - 8.888889       = 0.711111
+#     f2: 9.6 - (6 - 26/6) - (14 - 98/14)      = 9.6 - 1.666667 - 7   = 0.933333  <- gini
+#   entropy, cost = W * H in bits; parent 20 * H(12, 8) = 20 * 0.970951 = 19.419012
+#     f0: 19.419012 - 0 - 19 * H(12, 7) = 19.419012 - 19 * 0.949452   = 1.379424
+#     f1: 19.419012 - 0 - 18 * H(10, 8) = 19.419012 - 18 * 0.991076   = 1.579643  <- entropy
+#     f2: 19.419012 - 6 * H(5, 1) - 14 * 1 = 19.419012 - 3.900135 - 14 = 1.518877
+#   misclassification, cost = W - max_k c_k; parent 20 - 12 = 8
+#     f0: 8 - 0 - (19 - 12) = 1                                                    <- misclassification
+#     f1: 8 - 0 - (18 - 10) = 0;  f2: 8 - (6 - 5) - (14 - 7) = 0
+THREE_WAY_GAINS = {
+    "gini": (0.757895, 0.711111, 0.933333),
+    "entropy": (1.379424, 1.579643, 1.518877),
+    "misclassification": (1.0, 0.0, 0.0),
+}
+THREE_WAY_CHOICE = {"gini": 2, "entropy": 1, "misclassification": 0}
+
+
+def three_way_data():
+    y = np.array([0] * 12 + [1] * 8)
+    X = np.ones((20, 3))
+    X[12, 0] = 0  # f0: one row of class 1 goes left
+    X[[0, 1], 1] = 0  # f1: two rows of class 0
+    X[[2, 3, 4, 5, 6, 13], 2] = 0  # f2: five rows of class 0 and one of class 1
+    return X, y
+
+
+@pytest.mark.parametrize("criterion", ["gini", "entropy", "misclassification"])
+def test_three_criteria_three_splits(criterion):
+    X, y = three_way_data()
+    stats = classification_statistics(criterion, y, 2, np.ones(20))
+    for feature, expected in enumerate(THREE_WAY_GAINS[criterion]):
+        gain = kernel_gain(stats, np.arange(20), np.flatnonzero(X[:, feature] == 0))
+        np.testing.assert_allclose(gain, expected, atol=1e-6)
+    clf = gpuforest.DecisionTreeClassifier(criterion=criterion, max_depth=1, device="cpu").fit(X, y)
+    assert clf.tree_.feature[0] == THREE_WAY_CHOICE[criterion]
+    np.testing.assert_allclose(cost_decrease(clf.tree_, 0), max(THREE_WAY_GAINS[criterion]), atol=1e-6)
+    if criterion != "misclassification":
+        reference = sk_tree.DecisionTreeClassifier(criterion=criterion, max_depth=1, random_state=0).fit(X, y)
+        assert reference.tree_.feature[0] == THREE_WAY_CHOICE[criterion]
+
+
+def test_misclassification_zero_gain():
+    """10 rows (8 of class 0): the only cut is (4, 0) | (4, 2).
+
+    Both children keep class 0 as majority, so the misclassification cost does
+    not move: 2 = 0 + 2 (gain 0). Gini sees the purer left child:
+    cost 10 - (64 + 4)/10 = 3.2 against 0 + (6 - (16 + 4)/6) = 2.666667, gain 0.533333.
+    """
+    X = np.array([[0.0]] * 4 + [[1.0]] * 6)
+    y = np.array([0, 0, 0, 0, 0, 0, 0, 0, 1, 1])
+    for criterion, expected in (("misclassification", 0.0), ("gini", 0.533333)):
+        stats = classification_statistics(criterion, y, 2, np.ones(10))
+        np.testing.assert_allclose(kernel_gain(stats, np.arange(10), np.arange(4)), expected, atol=1e-6)
+    strict = dict(max_depth=1, min_impurity_decrease=1e-6, device="cpu")
+    # A zero-gain split is refused once any decrease is required ...
+    assert gpuforest.DecisionTreeClassifier(criterion="misclassification", **strict).fit(X, y).tree_.node_count == 1
+    assert gpuforest.DecisionTreeClassifier(criterion="gini", **strict).fit(X, y).tree_.node_count == 3
+    # ... and made (as scikit-learn does) when none is.
+    free = gpuforest.DecisionTreeClassifier(criterion="misclassification", max_depth=1, device="cpu").fit(X, y)
+    assert free.tree_.node_count == 3
+    np.testing.assert_allclose(free.tree_.impurity, [0.2, 0.0, 2 / 6], atol=1e-12)
+
+
+# --- squared error --------------------------------------------------------------------------------
+
+
+def test_squared_error_worked_example():
+    """y = 1, 2, 3, 10, 11, 12 at x0 = 1..6 (x1 is shuffled noise).
+
+    Root: mean 6.5, SSE = 2 * (5.5^2 + 4.5^2 + 3.5^2) = 125.5, impurity 125.5/6 = 20.916667.
+    Cut x0 <= 3.5: children {1,2,3}, {10,11,12}, SSE 2 each (impurity 2/3), means 2 and 11;
+    gain 125.5 - 2 - 2 = 121.5. Next best, x0 <= 2.5: {1,2} SSE 0.5, {3,10,11,12} mean 9,
+    SSE 36+1+4+9 = 50; gain 75.
+    """
+    X = np.column_stack([np.arange(1.0, 7.0), [2.0, 5.0, 1.0, 6.0, 3.0, 4.0]])
+    y = np.array([1.0, 2.0, 3.0, 10.0, 11.0, 12.0])
+    stats = regression_statistics("squared_error", y, np.ones(6))
+    np.testing.assert_allclose(kernel_gain(stats, np.arange(6), np.arange(3)), 121.5, rtol=1e-12)
+    np.testing.assert_allclose(kernel_gain(stats, np.arange(6), np.arange(2)), 75.0, rtol=1e-12)
+    reg = gpuforest.DecisionTreeRegressor(max_depth=1, device="cpu").fit(X, y)
+    tree = reg.tree_
+    assert (tree.feature[0], tree.threshold[0]) == (0, 3.5)
+    np.testing.assert_allclose(tree.impurity, [125.5 / 6, 2 / 3, 2 / 3], rtol=1e-12)
+    np.testing.assert_allclose(tree.value[:, 0, 0], [6.5, 2.0, 11.0], rtol=1e-12)
+    np.testing.assert_allclose(cost_decrease(tree, 0), 121.5, rtol=1e-12)
+
+
+# --- Poisson --------------------------------------------------------------------------------------
+
+# y = 1, 1, 3, 6 at x = 1..4. Node cost = half Poisson deviance = sum y log(y / mean)
+# (the sum(mean - y) term is zero), natural log.
+#   root: mean 2.75: 2 log(1/2.75) + 3 log(3/2.75) + 6 log(6/2.75)
+#         = -2.023202 + 0.261034 + 4.680951 = 2.918784 (impurity 0.729696)
+#   x <= 1.5: {1} 0, {1,3,6} mean 10/3: log 0.3 + 3 log 0.9 + 6 log 1.8
+#             = -1.203973 - 0.316082 + 3.526720 = 2.006666;                     gain 0.912118
+#   x <= 2.5: {1,1} 0, {3,6} mean 4.5: 3 log(2/3) + 6 log(4/3) = 0.509697;       gain 2.409087 <- Poisson
+#   x <= 3.5: {1,1,3} mean 5/3: 2 log 0.6 + 3 log 1.8 = 0.741709, {6} 0;          gain 2.177075
+# Squared error on the same data prefers x <= 3.5 (SSE 16.75 - 2.666667 = 14.083333
+# against 16.75 - 4.5 = 12.25 for x <= 2.5).
+POISSON_X = np.arange(1.0, 5.0)[:, None]
+POISSON_Y = np.array([1.0, 1.0, 3.0, 6.0])
+
+
+def test_poisson_worked_example():
+    stats = regression_statistics("poisson", POISSON_Y, np.ones(4))
+    for n_left, expected in ((1, 0.912118), (2, 2.409087), (3, 2.177075)):
+        np.testing.assert_allclose(kernel_gain(stats, np.arange(4), np.arange(n_left)), expected, atol=1e-6)
+    reg = gpuforest.DecisionTreeRegressor(criterion="poisson", max_depth=1, device="cpu").fit(POISSON_X, POISSON_Y)
+    assert reg.tree_.threshold[0] == 2.5
+    np.testing.assert_allclose(reg.tree_.impurity, [2.918784 / 4, 0.0, 0.509697 / 2], atol=1e-6)
+    squared = gpuforest.DecisionTreeRegressor(max_depth=1, device="cpu").fit(POISSON_X, POISSON_Y)
+    assert squared.tree_.threshold[0] == 3.5
+    reference = sk_tree.DecisionTreeRegressor(criterion="poisson", max_depth=1).fit(POISSON_X, POISSON_Y)
+    assert reference.tree_.threshold[0] == 2.5
+    np.testing.assert_allclose(reg.tree_.impurity, reference.tree_.impurity, rtol=1e-12)
+
+
+def test_poisson_never_makes_a_child_with_zero_sum():
+    """y = 0, 0, 0, 4, 5, 6 at x = 1..6.
+
+    Cuts at 1.5, 2.5 and 3.5 leave a left child with sum(y) = 0, where the
+    Poisson deviance is undefined (log of a zero mean); scikit-learn refuses
+    them, and so must we. Of the rest, x <= 4.5 ({0,0,0,4} | {5,6}) gains
+    more than x <= 5.5. The child {0,0,0,4} is impure but every cut of it
+    isolates zeros, so it stays a leaf.
+    """
+    X = np.arange(1.0, 7.0)[:, None]
+    y = np.array([0.0, 0.0, 0.0, 4.0, 5.0, 6.0])
+    stats = regression_statistics("poisson", y, np.ones(6))
+    assert kernel_gain(stats, np.arange(6), np.arange(3)) == -np.inf
+    reg = gpuforest.DecisionTreeRegressor(criterion="poisson", device="cpu").fit(X, y)
+    reference = sk_tree.DecisionTreeRegressor(criterion="poisson", random_state=0).fit(X, y)
+    assert reg.tree_.threshold[0] == reference.tree_.threshold[0] == 4.5
+    left = reg.tree_.children_left[0]
+    assert reg.tree_.children_left[left] == -1 and reg.tree_.n_node_samples[left] == 4
+    assert reg.tree_.impurity[left] > 0
+    assert reg.tree_.node_count == reference.tree_.node_count
+    np.testing.assert_allclose(np.sort(reg.tree_.impurity), np.sort(reference.tree_.impurity), rtol=1e-12)
+    np.testing.assert_allclose(reg.predict(X), reference.predict(X), rtol=1e-12)
+
+
+def test_poisson_matches_sklearn_on_counts():
+    rng = np.random.RandomState(3)
+    X = rng.uniform(size=(200, 4))
+    y = rng.poisson(np.exp(1.0 + 1.5 * X[:, 0] - X[:, 1])).astype(float)
+    references = [
+        sk_tree.DecisionTreeRegressor(criterion="poisson", max_depth=3, random_state=seed).fit(X, y)
+        for seed in range(5)
+    ]
+    # Precondition: no ties here (every scikit-learn seed grows the same tree).
+    for other in references[1:]:
+        np.testing.assert_array_equal(other.tree_.threshold, references[0].tree_.threshold)
+    reference = references[0].tree_
+    reg = gpuforest.DecisionTreeRegressor(criterion="poisson", max_depth=3, device="cpu").fit(X, y)
+    ours = reg.tree_
+    # Walk both trees together (node numbering differs: breadth- vs depth-first).
+    stack = [(0, 0)]
+    while stack:
+        a, b = stack.pop()
+        assert ours.feature[a] == reference.feature[b]
+        assert ours.threshold[a] == np.float64(reference.threshold[b])
+        assert ours.n_node_samples[a] == reference.n_node_samples[b]
+        np.testing.assert_allclose(ours.impurity[a], reference.impurity[b], rtol=1e-9)
+        np.testing.assert_allclose(ours.value[a, 0, 0], reference.value[b, 0, 0], rtol=1e-12)
+        if ours.children_left[a] != -1:
+            stack += [(ours.children_left[a], reference.children_left[b]),
+                      (ours.children_right[a], reference.children_right[b])]
+    np.testing.assert_allclose(reg.predict(X), references[0].predict(X), rtol=1e-12)
+
+
+# --- Newton (second-order boosting) ---------------------------------------------------------------
+
+# g = -1, -1, 0.5, 0.5, 2 and h = 1, 1, 0.5, 0.5, 1, lambda = 1: G = 1, H = 4.
+# Leaf value -G / (H + lambda) = -1/5 = -0.2.
+# Cut {0, 1} | {2, 3, 4}: G_L = -2, H_L = 2; G_R = 3, H_R = 2.
+#   gain = G_L^2/(H_L+l) + G_R^2/(H_R+l) - G^2/(H+l) = 4/3 + 9/3 - 1/5 = 4.133333
+# With lambda = 0: 4/2 + 9/2 - 1/4 = 6.25; leaf -1/4.
+NEWTON_G = np.array([-1.0, -1.0, 0.5, 0.5, 2.0])
+NEWTON_H = np.array([1.0, 1.0, 0.5, 0.5, 1.0])
+
+
+@pytest.mark.parametrize("l2, gain, leaf", [(1.0, 4.133333, -0.2), (0.0, 6.25, -0.25)])
+def test_newton_worked_example(l2, gain, leaf):
+    stats = newton_statistics(NEWTON_G, NEWTON_H, l2)
+    np.testing.assert_allclose(kernel_gain(stats, np.arange(5), [0, 1]), gain, atol=1e-6)
+    totals = fixed_sums(stats, np.arange(5))[None, :]
+    value, _, weight = CPUBackend().node_values(stats, totals, 1)
+    np.testing.assert_allclose(value[0, 0], leaf, rtol=1e-12)
+    np.testing.assert_allclose(weight[0], 4.0, rtol=1e-12)  # a Newton node weighs its hessian sum
+
+
+@pytest.mark.parametrize("l2", [0.0, 0.5, 3.0])
+def test_newton_gain_formula_on_random_sums(l2):
+    rng = np.random.RandomState(0)
+    g, h = rng.uniform(-2, 2, 60), rng.uniform(0.05, 1.0, 60)
+    stats = newton_statistics(g, h, l2)
+    parent = np.arange(10, 60)
+    G, H = g[parent].sum(), h[parent].sum()
+    for n_left in (1, 7, 25, 49):
+        left, right = parent[:n_left], parent[n_left:]
+        expected = (g[left].sum() ** 2 / (h[left].sum() + l2) + g[right].sum() ** 2 / (h[right].sum() + l2)
+                    - G ** 2 / (H + l2))
+        np.testing.assert_allclose(kernel_gain(stats, parent, left), expected, rtol=1e-9)
+    value, _, weight = CPUBackend().node_values(stats, fixed_sums(stats, parent)[None, :], 1)
+    np.testing.assert_allclose(value[0, 0], -G / (H + l2), rtol=1e-9)
+    np.testing.assert_allclose(weight[0], H, rtol=1e-12)
+
+
+def test_grower_splits_on_newton_gain():
+    """The grower with Newton statistics (boosting's trees) must split on a positive gain.
+
+    Gradients of the logistic loss at p = 0.5 for y = [x0 > 0.5]: the cut
+    x0 <= 0.5 has a large Newton gain, so a depth-1 tree must have two leaves
+    with values -G_L / (H_L + l) and -G_R / (H_R + l).
+    """
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(200, 3)).astype(np.float32)
+    y = (X[:, 0] > 0.5).astype(float)
+    g, h, l2 = 0.5 - y, np.full(200, 0.25), 1.0
+    stats = newton_statistics(g, h, l2)
+    backend = CPUBackend()
+    bin_mapper = BinMapper(256).fit(X)
+    rows = RowData(
+        X_binned=bin_mapper.transform(X, backend), sample_indices=np.arange(200, dtype=np.int32),
+        sample_counts=np.ones((1, 200), dtype=np.int32), row_slot=stats.row_slot, row_stats=stats.row_stats,
+    )
+    params = GrowthParams(
+        max_depth=1, min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
+        min_impurity_decrease=0.0, max_leaf_nodes=None, max_features=3, seed=0,
+    )
+    (tree,) = TreeGrower(backend, rows, np.array([0, 200]), bin_mapper, stats, 1, params).grow()
+    assert tree.node_count == 3, "the root was not split although its best Newton gain is positive"
+    assert tree.feature[0] == 0
+    left = X[:, 0] <= tree.threshold[0]
+    np.testing.assert_array_equal(left, X[:, 0] <= 0.5)
+    for child, rows_in in ((tree.children_left[0], left), (tree.children_right[0], ~left)):
+        np.testing.assert_allclose(tree.value[child, 0, 0], -g[rows_in].sum() / (h[rows_in].sum() + l2), rtol=1e-9)
+
+
+# --- impurity of every node against numpy ---------------------------------------------------------
+
+
+def numpy_node_impurity(criterion, y, w, n_classes):
+    W = w.sum()
+    if criterion in ("gini", "entropy", "misclassification"):
+        p = np.bincount(y, weights=w, minlength=n_classes) / W
+        if criterion == "gini":
+            return 1.0 - np.sum(p ** 2), p
+        if criterion == "entropy":
+            q = p[p > 0]
+            return -np.sum(q * np.log2(q)), p
+        return 1.0 - p.max(), p
+    mean = np.sum(w * y) / W
+    if criterion == "squared_error":
+        return np.sum(w * (y - mean) ** 2) / W, mean
+    return np.sum(w * xlogy(y, y / mean)) / W, mean  # half Poisson deviance (sum w (mean - y) = 0)
+
+
+@pytest.mark.parametrize("criterion", ["gini", "entropy", "misclassification", "squared_error", "poisson"])
+def test_every_node_impurity_matches_numpy(criterion):
+    rng = np.random.RandomState(7)
+    n = 400
+    X = np.round(rng.normal(size=(n, 4)), 1)
+    w = rng.uniform(0.2, 3.0, n)
+    w[rng.rand(n) < 0.1] = 0.0  # rows with zero weight are not in any node
+    is_classification = criterion in ("gini", "entropy", "misclassification")
+    if is_classification:
+        y = (X[:, 0] + 0.5 * X[:, 1] + rng.normal(0, 0.7, n) > 0).astype(int) + (X[:, 2] > 1)
+        est = gpuforest.DecisionTreeClassifier(criterion=criterion, max_depth=5, device="cpu")
+    else:
+        y = rng.poisson(np.exp(1 + X[:, 0] - 0.5 * X[:, 1])).astype(float)
+        est = gpuforest.DecisionTreeRegressor(criterion=criterion, max_depth=5, device="cpu")
+    est.fit(X, y, sample_weight=w)
+    tree = est.tree_
+    assert tree.node_count >= 31
+    for node, rows in enumerate(node_rows(est, X)):
+        rows = rows[w[rows] > 0]
+        assert tree.n_node_samples[node] == rows.size
+        np.testing.assert_allclose(tree.weighted_n_node_samples[node], w[rows].sum(), rtol=1e-12)
+        impurity, value = numpy_node_impurity(criterion, y[rows], w[rows], 3)
+        np.testing.assert_allclose(tree.impurity[node], impurity, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(tree.value[node, 0, : np.size(value)], np.atleast_1d(value), rtol=1e-9, atol=1e-15)
+
+
+# --- sample weights -------------------------------------------------------------------------------
+
+
+def assert_same_tree(a, b, same_counts=True):
+    for name in ("children_left", "children_right", "feature", "threshold"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    np.testing.assert_allclose(a.weighted_n_node_samples, b.weighted_n_node_samples, rtol=1e-12)
+    np.testing.assert_allclose(a.value, b.value, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(a.impurity, b.impurity, rtol=1e-12, atol=1e-15)
+    if same_counts:
+        np.testing.assert_array_equal(a.n_node_samples, b.n_node_samples)
+
+
+def weighted_data(classification):
+    rng = np.random.RandomState(11)
+    X = np.round(rng.normal(size=(150, 5)), 1)
+    if classification:
+        y = ((X[:, 0] + X[:, 1] + rng.normal(0, 0.8, 150)) > 0).astype(int) + (X[:, 3] > 0.8)
+    else:
+        # Multiples of 1/4 are exact in binary: fixed-point sums of w*y and w*y^2 are then
+        # the same whether a row is weighted k or repeated k times.
+        y = np.round(4 * np.exp(X[:, 0] - X[:, 2]) + rng.poisson(2, 150)) / 4
+    return X, y, rng.randint(1, 4, 150)
+
+
+@pytest.mark.parametrize("max_depth", [4, None])
+@pytest.mark.parametrize("criterion", ["gini", "entropy", "misclassification", "squared_error", "poisson"])
+def test_integer_weights_equal_duplicated_rows(criterion, max_depth):
+    classification = criterion in ("gini", "entropy", "misclassification")
+    X, y, counts = weighted_data(classification)
+    Estimator = gpuforest.DecisionTreeClassifier if classification else gpuforest.DecisionTreeRegressor
+    weighted = Estimator(criterion=criterion, max_depth=max_depth, device="cpu").fit(X, y, sample_weight=counts)
+    repeated = Estimator(criterion=criterion, max_depth=max_depth, device="cpu").fit(
+        np.repeat(X, counts, axis=0), np.repeat(y, counts)
+    )
+    assert_same_tree(weighted.tree_, repeated.tree_, same_counts=False)
+    np.testing.assert_array_equal(weighted.predict(X), repeated.predict(X))
+
+
+@pytest.mark.parametrize("criterion", ["gini", "squared_error"])
+def test_zero_weights_equal_removed_rows(criterion):
+    classification = criterion == "gini"
+    X, y, counts = weighted_data(classification)
+    keep = counts != 1
+    Estimator = gpuforest.DecisionTreeClassifier if classification else gpuforest.DecisionTreeRegressor
+    weights = np.where(keep, 1.0, 0.0)
+    zeroed = Estimator(criterion=criterion, device="cpu").fit(X, y, sample_weight=weights)
+    removed = Estimator(criterion=criterion, device="cpu").fit(X[keep], y[keep])
+    assert_same_tree(zeroed.tree_, removed.tree_)
+
+
+def imbalanced_data():
+    rng = np.random.RandomState(5)
+    y = np.repeat([0, 1, 2], [120, 50, 20])
+    X = np.round(rng.normal(size=(190, 4)) + 0.8 * y[:, None] * np.array([1.0, 0.5, 0.0, -0.3]), 1)
+    return X, y
+
+
+@pytest.mark.parametrize("criterion", ["gini", "entropy"])
+def test_class_weight_balanced_equals_sample_weight(criterion):
+    X, y = imbalanced_data()
+    # "balanced": n_samples / (n_classes * count_k) = 190 / (3 * [120, 50, 20]).
+    by_hand = (190 / (3 * np.array([120.0, 50.0, 20.0])))[y]
+    balanced = gpuforest.DecisionTreeClassifier(criterion=criterion, class_weight="balanced", device="cpu").fit(X, y)
+    weighted = gpuforest.DecisionTreeClassifier(criterion=criterion, device="cpu").fit(X, y, sample_weight=by_hand)
+    assert_same_tree(balanced.tree_, weighted.tree_)
+    # Every class weighs the same at the root: 190 / 3 each.
+    np.testing.assert_allclose(balanced.tree_.value[0, 0], [1 / 3, 1 / 3, 1 / 3], rtol=1e-12)
+    np.testing.assert_allclose(balanced.tree_.weighted_n_node_samples[0], 190.0, rtol=1e-12)
+    # class_weight and sample_weight multiply.
+    extra = np.random.RandomState(0).uniform(0.5, 2.0, y.size)
+    both = gpuforest.DecisionTreeClassifier(criterion=criterion, class_weight="balanced", max_depth=4,
+                                            device="cpu").fit(X, y, sample_weight=extra)
+    product = gpuforest.DecisionTreeClassifier(criterion=criterion, max_depth=4, device="cpu").fit(
+        X, y, sample_weight=extra * by_hand
+    )
+    assert_same_tree(both.tree_, product.tree_)
+
+
+def test_class_weight_dict_and_sklearn_reference():
+    X, y = imbalanced_data()
+    weights = {0: 1.0, 1: 2.5, 2: 6.0}
+    ours = gpuforest.DecisionTreeClassifier(class_weight=weights, max_depth=2, device="cpu").fit(X, y)
+    manual = gpuforest.DecisionTreeClassifier(max_depth=2, device="cpu").fit(
+        X, y, sample_weight=np.array([weights[k] for k in y])
+    )
+    assert_same_tree(ours.tree_, manual.tree_)
+    for class_weight in (weights, "balanced"):
+        ours = gpuforest.DecisionTreeClassifier(class_weight=class_weight, max_depth=1, device="cpu").fit(X, y)
+        reference = sk_tree.DecisionTreeClassifier(class_weight=class_weight, max_depth=1, random_state=0).fit(X, y)
+        assert ours.tree_.feature[0] == reference.tree_.feature[0]
+        assert ours.tree_.threshold[0] == reference.tree_.threshold[0]
+        np.testing.assert_allclose(ours.tree_.weighted_n_node_samples, reference.tree_.weighted_n_node_samples,
+                                   rtol=1e-12)
+        np.testing.assert_allclose(ours.tree_.impurity, reference.tree_.impurity, rtol=1e-9)
