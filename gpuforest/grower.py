@@ -21,7 +21,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from .backend import SplitResult
-from .kernels.cpu.splitting import NO_SPLIT
+from .kernels.common import NO_SPLIT
 from .tree import TREE_LEAF, TREE_UNDEFINED, Tree
 
 EPSILON = np.finfo(np.float64).eps

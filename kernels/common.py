@@ -150,6 +150,130 @@ def split_gain(
     )
 
 
+# --- split search steps shared by every backend's kernels -----------------------
+# Plain functions of scalars and caller-owned 1-D arrays (no allocation), so
+# numba.cuda kernels call them as device functions.
+
+NO_SPLIT = -1
+
+
+@njit(cache=True, inline="always")
+def bin_of_value(thresholds, n_thresholds, value, missing_bin):
+    """Bin of one raw value: binary search over ``thresholds[:n_thresholds]``."""
+    if math.isnan(value):
+        return missing_bin
+    low = 0
+    high = n_thresholds
+    while low < high:
+        middle = (low + high) >> 1
+        if thresholds[middle] < value:
+            low = middle + 1
+        else:
+            high = middle
+    return low
+
+
+@njit(cache=True, inline="always")
+def accumulate_row(target, row, multiplicity, row_slot, row_stats):
+    """Add one row's statistics into ``target`` of shape (n_slots,)."""
+    first_slot = row_slot[row]
+    for stat_idx in range(row_stats.shape[1]):
+        target[first_slot + stat_idx] += multiplicity * row_stats[row, stat_idx]
+    target[target.shape[0] - 1] += 1
+
+
+@njit(cache=True, inline="always")
+def goes_left(bin_idx, split_bin, missing_left, missing_bin):
+    """Whether a row with ``bin_idx`` in the split feature goes to the left child."""
+    if bin_idx == missing_bin:
+        return missing_left
+    return bin_idx <= split_bin
+
+
+@njit(cache=True)
+def parent_cost(criterion, parent, n_stat_slots, inv_scales, l2_regularization):
+    """``proxy_cost`` of a node, shared by all its candidate splits."""
+    weight = node_weight(criterion, parent, parent, PARENT, n_stat_slots, inv_scales)
+    return proxy_cost(criterion, parent, parent, PARENT, weight, n_stat_slots, inv_scales, l2_regularization)
+
+
+@njit(cache=True)
+def candidate_gain(
+    criterion, parent, left, cost, n_stat_slots, inv_scales, l2_regularization, min_samples_leaf, min_weight_leaf
+):
+    """Gain of sending ``left`` left and the rest right; ``-inf`` if not allowed.
+
+    ``cost`` is the parent's ``parent_cost``.
+    """
+    count_slot = parent.shape[0] - 1
+    if left[count_slot] < min_samples_leaf or parent[count_slot] - left[count_slot] < min_samples_leaf:
+        return -math.inf
+    left_weight = node_weight(criterion, parent, left, LEFT, n_stat_slots, inv_scales)
+    right_weight = node_weight(criterion, parent, left, RIGHT, n_stat_slots, inv_scales)
+    if left_weight < min_weight_leaf or right_weight < min_weight_leaf or left_weight <= 0 or right_weight <= 0:
+        return -math.inf
+    return split_gain(
+        criterion, parent, left, cost, left_weight, right_weight, n_stat_slots, inv_scales, l2_regularization
+    )
+
+
+@njit(cache=True)
+def scan_threshold(
+    bin_idx, parent, cost, left, missing, left_with_missing, has_missing, best_gain, best_bin, best_missing_left,
+    criterion, n_stat_slots, inv_scales, l2_regularization, min_samples_leaf, min_weight_leaf,
+):
+    """Consider threshold ``bin_idx`` (``left`` = non-missing rows with bin <= it).
+
+    Returns the updated ``(best_gain, best_bin, best_missing_left)``.
+    """
+    if left[left.shape[0] - 1] == 0:
+        return best_gain, best_bin, best_missing_left
+    gain = candidate_gain(
+        criterion, parent, left, cost, n_stat_slots, inv_scales, l2_regularization, min_samples_leaf,
+        min_weight_leaf,
+    )
+    if gain > best_gain:
+        best_gain, best_bin, best_missing_left = gain, bin_idx, False
+    if has_missing:
+        for slot in range(left.shape[0]):
+            left_with_missing[slot] = left[slot] + missing[slot]
+        gain = candidate_gain(
+            criterion, parent, left_with_missing, cost, n_stat_slots, inv_scales, l2_regularization,
+            min_samples_leaf, min_weight_leaf,
+        )
+        if gain > best_gain:
+            best_gain, best_bin, best_missing_left = gain, bin_idx, True
+    return best_gain, best_bin, best_missing_left
+
+
+@njit(cache=True)
+def pick_best_feature(gains, bins, node):
+    """Lowest feature with the largest gain for one node, or ``NO_SPLIT``."""
+    best_feature = NO_SPLIT
+    best_gain = -math.inf
+    for feature_idx in range(gains.shape[1]):
+        if bins[node, feature_idx] != NO_SPLIT and gains[node, feature_idx] > best_gain:
+            best_gain = gains[node, feature_idx]
+            best_feature = feature_idx
+    return best_feature, best_gain
+
+
+@njit(cache=True)
+def resolve_missing_left(chosen_missing_left, missing, left_totals, totals):
+    """Direction of missing values; adds them to ``left_totals`` when they go left.
+
+    A node without missing values in the split feature sends future missing
+    values to the child with more rows (scikit-learn's rule; ties go left).
+    """
+    count_slot = totals.shape[0] - 1
+    if missing[count_slot] == 0:
+        return 2 * left_totals[count_slot] >= totals[count_slot]
+    if chosen_missing_left:
+        for slot in range(left_totals.shape[0]):
+            left_totals[slot] += missing[slot]
+    return chosen_missing_left
+
+
 # --- counter-based RNG --------------------------------------------------------
 # splitmix64's finaliser (Steele, Lea & Flood 2014) applied to a counter: a
 # stateless hash of (seed, purpose, a, b), so that any draw can be made in any

@@ -6,26 +6,10 @@ is ``<= b``: a split on bins is the same split on raw values. NaN goes to the
 reserved ``missing_bin``.
 """
 
-import math
 
-import numpy as np
 from numba import njit, prange
 
-
-@njit(cache=True, inline="always")
-def bin_of_value(thresholds, n_thresholds, value, missing_bin):
-    """Bin of one raw value: binary search over ``thresholds[:n_thresholds]``."""
-    if math.isnan(value):
-        return missing_bin
-    low = 0
-    high = n_thresholds
-    while low < high:
-        middle = (low + high) >> 1
-        if thresholds[middle] < value:
-            low = middle + 1
-        else:
-            high = middle
-    return low
+from ..common import bin_of_value
 
 
 @njit(parallel=True, cache=True)

@@ -8,14 +8,7 @@ they do not depend on the order of the additions.
 import numpy as np
 from numba import njit, prange
 
-
-@njit(cache=True, inline="always")
-def accumulate_row(target, row, multiplicity, row_slot, row_stats):
-    """Add one row's statistics into ``target`` of shape (n_slots,)."""
-    first_slot = row_slot[row]
-    for stat_idx in range(row_stats.shape[1]):
-        target[first_slot + stat_idx] += multiplicity * row_stats[row, stat_idx]
-    target[target.shape[0] - 1] += 1
+from ..common import accumulate_row
 
 
 @njit(parallel=True, cache=True)

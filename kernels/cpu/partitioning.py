@@ -2,13 +2,7 @@
 
 from numba import njit, prange
 
-
-@njit(cache=True, inline="always")
-def goes_left(bin_idx, split_bin, missing_left, missing_bin):
-    """Whether a row with ``bin_idx`` in the split feature goes to the left child."""
-    if bin_idx == missing_bin:
-        return missing_left
-    return bin_idx <= split_bin
+from ..common import goes_left
 
 
 @njit(parallel=True, cache=True)

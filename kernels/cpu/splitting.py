@@ -18,78 +18,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ..common import LEFT, PARENT, RIGHT, node_weight, proxy_cost, split_gain
-from .histogram import accumulate_row
-
-NO_SPLIT = -1
-
-
-@njit(cache=True)
-def parent_cost(criterion, parent, n_stat_slots, inv_scales, l2_regularization):
-    """``proxy_cost`` of a node, shared by all its candidate splits."""
-    weight = node_weight(criterion, parent, parent, PARENT, n_stat_slots, inv_scales)
-    return proxy_cost(criterion, parent, parent, PARENT, weight, n_stat_slots, inv_scales, l2_regularization)
-
-
-@njit(cache=True)
-def candidate_gain(
-    criterion, parent, left, cost, n_stat_slots, inv_scales, l2_regularization, min_samples_leaf, min_weight_leaf
-):
-    """Gain of sending ``left`` left and the rest right; ``-inf`` if not allowed.
-
-    ``cost`` is the parent's ``parent_cost``.
-    """
-    count_slot = parent.shape[0] - 1
-    if left[count_slot] < min_samples_leaf or parent[count_slot] - left[count_slot] < min_samples_leaf:
-        return -math.inf
-    left_weight = node_weight(criterion, parent, left, LEFT, n_stat_slots, inv_scales)
-    right_weight = node_weight(criterion, parent, left, RIGHT, n_stat_slots, inv_scales)
-    if left_weight < min_weight_leaf or right_weight < min_weight_leaf or left_weight <= 0 or right_weight <= 0:
-        return -math.inf
-    return split_gain(
-        criterion, parent, left, cost, left_weight, right_weight, n_stat_slots, inv_scales, l2_regularization
-    )
-
-
-@njit(cache=True)
-def scan_threshold(
-    bin_idx, parent, cost, left, missing, left_with_missing, has_missing, best_gain, best_bin, best_missing_left,
-    criterion, n_stat_slots, inv_scales, l2_regularization, min_samples_leaf, min_weight_leaf,
-):
-    """Consider threshold ``bin_idx`` (``left`` = non-missing rows with bin <= it).
-
-    Returns the updated ``(best_gain, best_bin, best_missing_left)``.
-    """
-    if left[left.shape[0] - 1] == 0:
-        return best_gain, best_bin, best_missing_left
-    gain = candidate_gain(
-        criterion, parent, left, cost, n_stat_slots, inv_scales, l2_regularization, min_samples_leaf,
-        min_weight_leaf,
-    )
-    if gain > best_gain:
-        best_gain, best_bin, best_missing_left = gain, bin_idx, False
-    if has_missing:
-        for slot in range(left.shape[0]):
-            left_with_missing[slot] = left[slot] + missing[slot]
-        gain = candidate_gain(
-            criterion, parent, left_with_missing, cost, n_stat_slots, inv_scales, l2_regularization,
-            min_samples_leaf, min_weight_leaf,
-        )
-        if gain > best_gain:
-            best_gain, best_bin, best_missing_left = gain, bin_idx, True
-    return best_gain, best_bin, best_missing_left
-
-
-@njit(cache=True)
-def _pick_best_feature(gains, bins, node):
-    """Lowest feature with the largest gain for one node, or ``NO_SPLIT``."""
-    best_feature = NO_SPLIT
-    best_gain = -math.inf
-    for feature_idx in range(gains.shape[1]):
-        if bins[node, feature_idx] != NO_SPLIT and gains[node, feature_idx] > best_gain:
-            best_gain = gains[node, feature_idx]
-            best_feature = feature_idx
-    return best_feature, best_gain
+from ..common import NO_SPLIT, accumulate_row, parent_cost, pick_best_feature, resolve_missing_left, scan_threshold
 
 
 @njit(parallel=True, cache=True)
@@ -153,7 +82,7 @@ def find_best_splits_from_histograms(
         missing_left[node, feature_idx] = best_missing_left
 
     for node in prange(n_nodes):
-        best_feature, best_gain = _pick_best_feature(gains, bins, node)
+        best_feature, best_gain = pick_best_feature(gains, bins, node)
         out_feature[node] = best_feature
         out_gain[node] = best_gain
         out_left_totals[node] = 0
@@ -171,24 +100,9 @@ def find_best_splits_from_histograms(
             if feature_hist[bin_idx, n_slots - 1] > 0:
                 out_next_bin[node] = bin_idx
                 break
-        out_missing_left[node] = _resolve_missing_left(
+        out_missing_left[node] = resolve_missing_left(
             missing_left[node, best_feature], feature_hist[missing_bin], out_left_totals[node], totals[node]
         )
-
-
-@njit(cache=True)
-def _resolve_missing_left(chosen_missing_left, missing, left_totals, totals):
-    """Direction of missing values; adds them to ``left_totals`` when they go left.
-
-    A node without missing values in the split feature sends future missing
-    values to the child with more rows (scikit-learn's rule; ties go left).
-    """
-    count_slot = totals.shape[0] - 1
-    if missing[count_slot] == 0:
-        return 2 * left_totals[count_slot] >= totals[count_slot]
-    if chosen_missing_left:
-        left_totals += missing
-    return chosen_missing_left
 
 
 @njit(parallel=True, cache=True)
@@ -255,7 +169,7 @@ def find_best_splits_from_rows(
             bins[node, feature_idx] = best_bin
             missing_left[node, feature_idx] = best_missing_left
 
-        best_feature, best_gain = _pick_best_feature(gains, bins, node)
+        best_feature, best_gain = pick_best_feature(gains, bins, node)
         out_feature[node] = best_feature
         out_gain[node] = best_gain
         out_left_totals[node] = 0
@@ -278,6 +192,6 @@ def find_best_splits_from_rows(
                 next_bin = min(next_bin, bin_idx)
         if next_bin != missing_bin:
             out_next_bin[node] = next_bin
-        out_missing_left[node] = _resolve_missing_left(
+        out_missing_left[node] = resolve_missing_left(
             missing_left[node, best_feature], missing, out_left_totals[node], totals[node]
         )
