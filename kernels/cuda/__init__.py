@@ -1,4 +1,19 @@
 """CUDA kernels (numba.cuda), the twins of ``kernels.cpu`` under the same file names.
 
-Empty until the CUDA backend lands; see docs/ARCHITECTURE.md.
+Every module offers launchers with the names and arguments of the CPU kernels
+(output arrays filled in place), over CuPy arrays on a GPU or numpy arrays
+under numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``), and a
+``ptx_specializations()`` list of the compiled specialisations for the PTX
+checks (``benchmarks/ptx_resources.py``). The math is ``kernels.common``'s,
+called as device functions.
 """
+
+from numba import config
+
+if config.ENABLE_CUDASIM:
+    from numba.cuda.simulator import kernel as _simulator_kernel
+
+    # The simulator hands kernels FakeCUDAArray wrappers, which numba's CPU
+    # functions cannot take; kernels call kernels/common.py's njit functions,
+    # so hand them the wrapped numpy arrays (copied back after the launch as usual).
+    _simulator_kernel.FakeWithinKernelCUDAArray = lambda fake_array: fake_array._ary
