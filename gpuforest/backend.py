@@ -3,15 +3,19 @@
 A backend owns allocation and kernel launches; host code (grower, estimators)
 calls only these methods and never branches on the device beyond choosing the
 backend here. ``CPUBackend`` runs the numba ``njit`` kernels of
-``gpuforest.kernels.cpu``; the CUDA backend will offer the same methods over
-CuPy arrays.
+``gpuforest.kernels.cpu`` over numpy arrays; ``CUDABackend`` runs their
+numba.cuda twins in ``gpuforest.kernels.cuda`` over CuPy arrays (numpy arrays
+under numba's CUDA simulator). Both are ``Backend`` with a different array
+library and kernel package.
 """
 
+import importlib
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 
-from .kernels.cpu import binning, histogram, leaf_values, partitioning, predict, sampling, splitting
+from .devices import host_free_memory_bytes
 
 DEVICES = ("auto", "cpu", "cuda")
 
@@ -73,117 +77,226 @@ class RowData:
     row_stats: np.ndarray
 
 
-class CPUBackend:
-    """numba ``njit(parallel=True)`` kernels over numpy arrays."""
+class Backend:
+    """Kernel launches over one array library; what both backends share.
 
-    name = "cpu"
-    xp = np
+    Per-node metadata (ranges, trees, split results, totals) crosses between
+    host and device once per call: methods take and return host numpy arrays
+    for it. Row data and histograms stay on the device (``xp`` arrays).
+
+    Parameters
+    ----------
+    name : str
+    xp : module
+        The array library of the device (numpy, or CuPy).
+    kernels : module
+        ``gpuforest.kernels.cpu`` or ``gpuforest.kernels.cuda``: modules
+        ``binning, sampling, histogram, splitting, partitioning, leaf_values,
+        predict`` with the same functions.
+    """
+
+    out_of_memory_errors = (MemoryError,)
+
+    def __init__(self, name, xp, kernels):
+        self.name = name
+        self.xp = xp
+        self.kernels = kernels
+
+    def free_memory_bytes(self):
+        """Memory this backend may still allocate."""
+        return host_free_memory_bytes()
+
+    def to_device(self, array):
+        return self.xp.asarray(array)
+
+    def to_host(self, array):
+        return array.get() if hasattr(array, "get") else np.asarray(array)
+
+    def row_data(self, X_binned, sample_indices, sample_counts, stats):
+        """``RowData`` on the device; ``X_binned`` comes from ``map_to_bins``."""
+        return RowData(
+            X_binned=X_binned,
+            sample_indices=self.to_device(sample_indices),
+            sample_counts=self.to_device(sample_counts),
+            row_slot=self.to_device(stats.row_slot),
+            row_stats=self.to_device(stats.row_stats),
+        )
 
     def map_to_bins(self, X, bin_thresholds, n_thresholds, missing_bin):
-        X_binned = np.empty(X.shape, dtype=np.uint8, order="F")
-        binning.map_to_bins(X, bin_thresholds, n_thresholds, missing_bin, X_binned)
+        X_binned = self.xp.empty(X.shape, dtype=np.uint8, order="F")
+        self.kernels.binning.map_to_bins(
+            self.to_device(X), self.to_device(bin_thresholds), self.to_device(n_thresholds), missing_bin, X_binned
+        )
         return X_binned
 
     def feature_masks(self, seed, node_tree, node_idx, n_features, max_features):
-        masks = np.empty((node_tree.shape[0], n_features), dtype=bool)
-        sampling.feature_masks(seed, node_tree, node_idx, n_features, max_features, masks)
-        return masks
+        masks = self.xp.empty((node_tree.shape[0], n_features), dtype=bool)
+        self.kernels.sampling.feature_masks(
+            seed, self.to_device(node_tree), self.to_device(node_idx), n_features, max_features, masks
+        )
+        return self.to_host(masks)
 
     def node_totals(self, rows, node_start, node_stop, node_tree, n_slots):
-        totals = np.empty((node_start.shape[0], n_slots), dtype=np.int64)
-        histogram.node_totals(
-            rows.sample_indices, node_start, node_stop, node_tree, rows.sample_counts, rows.row_slot,
-            rows.row_stats, totals,
+        totals = self.xp.empty((node_start.shape[0], n_slots), dtype=np.int64)
+        self.kernels.histogram.node_totals(
+            rows.sample_indices, self.to_device(node_start), self.to_device(node_stop), self.to_device(node_tree),
+            rows.sample_counts, rows.row_slot, rows.row_stats, totals,
         )
-        return totals
+        return self.to_host(totals)
 
     def build_histograms(self, rows, node_start, node_stop, node_tree, n_bins, n_slots):
         n_features = rows.X_binned.shape[1]
-        hist = np.empty((node_start.shape[0], n_features, n_bins, n_slots), dtype=np.int64)
-        histogram.build_histograms(
-            rows.X_binned, rows.sample_indices, node_start, node_stop, node_tree, rows.sample_counts,
-            rows.row_slot, rows.row_stats, hist,
+        hist = self.xp.empty((node_start.shape[0], n_features, n_bins, n_slots), dtype=np.int64)
+        self.kernels.histogram.build_histograms(
+            rows.X_binned, rows.sample_indices, self.to_device(node_start), self.to_device(node_stop),
+            self.to_device(node_tree), rows.sample_counts, rows.row_slot, rows.row_stats, hist,
         )
         return hist
 
-    def subtract_histograms(self, parent_hist, child_hist):
-        sibling_hist = np.empty_like(parent_hist)
-        histogram.subtract_histograms(parent_hist, child_hist, sibling_hist)
-        return sibling_hist
+    def subtract_histograms(self, parent_hist, parent_rows, child_hist, child_rows):
+        """``parent_hist[parent_rows] - child_hist[child_rows]``, one histogram per pair."""
+        parent = parent_hist[self.to_device(parent_rows)]
+        child = child_hist[self.to_device(child_rows)]
+        sibling = self.xp.empty_like(parent)
+        self.kernels.histogram.subtract_histograms(parent, child, sibling)
+        return sibling
+
+    def _split_result(self, n_nodes, n_slots, launch):
+        """Allocate the split outputs on the device, run ``launch`` on them, bring them home."""
+        outputs = SplitResult.empty(n_nodes, n_slots).outputs()
+        device_outputs = [self.xp.empty(array.shape, dtype=array.dtype) for array in outputs]
+        launch(device_outputs)
+        return SplitResult(*(self.to_host(array) for array in device_outputs))
 
     def find_best_splits_from_histograms(
         self, hist, hist_rows, totals, feature_mask, bin_mapper, stats, min_samples_leaf, min_weight_leaf
     ):
-        result = SplitResult.empty(hist_rows.shape[0], totals.shape[1])
-        splitting.find_best_splits_from_histograms(
-            hist, hist_rows, totals, feature_mask, bin_mapper.n_bins_non_missing_, bin_mapper.missing_bin,
-            stats.criterion, stats.inv_scales, stats.l2_regularization, min_samples_leaf, min_weight_leaf,
-            *result.outputs(),
+        return self._split_result(
+            hist_rows.shape[0],
+            totals.shape[1],
+            lambda outputs: self.kernels.splitting.find_best_splits_from_histograms(
+                hist, self.to_device(hist_rows), self.to_device(totals), self.to_device(feature_mask),
+                self.to_device(bin_mapper.n_bins_non_missing_), bin_mapper.missing_bin, stats.criterion,
+                self.to_device(stats.inv_scales), stats.l2_regularization, min_samples_leaf,
+                self.to_device(min_weight_leaf), *outputs,
+            ),
         )
-        return result
 
     def find_best_splits_from_rows(
         self, rows, node_start, node_stop, node_tree, totals, feature_mask, bin_mapper, stats, min_samples_leaf,
         min_weight_leaf,
     ):
-        result = SplitResult.empty(node_start.shape[0], totals.shape[1])
-        splitting.find_best_splits_from_rows(
-            rows.X_binned, rows.sample_indices, node_start, node_stop, node_tree, rows.sample_counts,
-            rows.row_slot, rows.row_stats, totals, feature_mask, bin_mapper.missing_bin, stats.criterion,
-            stats.inv_scales, stats.l2_regularization, min_samples_leaf, min_weight_leaf, *result.outputs(),
+        return self._split_result(
+            node_start.shape[0],
+            totals.shape[1],
+            lambda outputs: self.kernels.splitting.find_best_splits_from_rows(
+                rows.X_binned, rows.sample_indices, self.to_device(node_start), self.to_device(node_stop),
+                self.to_device(node_tree), rows.sample_counts, rows.row_slot, rows.row_stats,
+                self.to_device(totals), self.to_device(feature_mask), bin_mapper.missing_bin, stats.criterion,
+                self.to_device(stats.inv_scales), stats.l2_regularization, min_samples_leaf,
+                self.to_device(min_weight_leaf), *outputs,
+            ),
         )
-        return result
 
     def apply_splits(self, rows, node_start, node_stop, n_left, feature, bin, missing_left, missing_bin):
-        scratch = np.empty_like(rows.sample_indices)
-        partitioning.apply_splits(
-            rows.X_binned, rows.sample_indices, scratch, node_start, node_stop, n_left, feature, bin,
-            missing_left, missing_bin,
+        scratch = self.xp.empty_like(rows.sample_indices)
+        self.kernels.partitioning.apply_splits(
+            rows.X_binned, rows.sample_indices, scratch, self.to_device(node_start), self.to_device(node_stop),
+            self.to_device(n_left), self.to_device(feature), self.to_device(bin), self.to_device(missing_left),
+            missing_bin,
         )
 
     def node_values(self, stats, totals, n_values):
         n_nodes = totals.shape[0]
-        values = np.empty((n_nodes, n_values))
-        impurity = np.empty(n_nodes)
-        weight = np.empty(n_nodes)
-        leaf_values.node_values(
-            stats.criterion, totals, stats.inv_scales, stats.l2_regularization, values, impurity, weight
+        values = self.xp.empty((n_nodes, n_values))
+        impurity = self.xp.empty(n_nodes)
+        weight = self.xp.empty(n_nodes)
+        self.kernels.leaf_values.node_values(
+            stats.criterion, self.to_device(totals), self.to_device(stats.inv_scales), stats.l2_regularization,
+            values, impurity, weight,
         )
-        return values, impurity, weight
+        return self.to_host(values), self.to_host(impurity), self.to_host(weight)
 
     def predict_leaves(self, X, tree_offsets, threshold, node_info):
-        leaves = np.empty((X.shape[0], tree_offsets.shape[0]), dtype=np.int32)
-        predict.predict_leaves(X, tree_offsets, threshold, node_info, leaves)
-        return leaves
+        leaves = self.xp.empty((X.shape[0], tree_offsets.shape[0]), dtype=np.int32)
+        self.kernels.predict.predict_leaves(
+            self.to_device(X), self.to_device(tree_offsets), self.to_device(threshold), self.to_device(node_info),
+            leaves,
+        )
+        return self.to_host(leaves)
 
-    def to_host(self, array):
-        return np.asarray(array)
+
+KERNEL_STAGES = ("binning", "sampling", "histogram", "splitting", "partitioning", "leaf_values", "predict")
 
 
-def cuda_device_count():
-    """Number of usable CUDA devices (0 without CuPy or a driver)."""
+def _kernel_modules(package):
+    """The stage modules of ``gpuforest.kernels.<package>`` as one namespace."""
+    return SimpleNamespace(
+        **{stage: importlib.import_module(f"gpuforest.kernels.{package}.{stage}") for stage in KERNEL_STAGES}
+    )
+
+
+class CPUBackend(Backend):
+    """numba ``njit(parallel=True)`` kernels over numpy arrays."""
+
+    def __init__(self):
+        super().__init__("cpu", np, _kernel_modules("cpu"))
+
+
+class CUDABackend(Backend):
+    """numba.cuda kernels over CuPy arrays (numpy arrays under numba's CUDA simulator)."""
+
+    def __init__(self):
+        from numba import config
+
+        if config.ENABLE_CUDASIM:
+            xp = np
+        else:
+            import cupy as xp
+
+            self.out_of_memory_errors = (MemoryError, xp.cuda.memory.OutOfMemoryError)
+        super().__init__("cuda", xp, _kernel_modules("cuda"))
+
+    def free_memory_bytes(self):
+        if self.xp is np:
+            return super().free_memory_bytes()
+        free, _ = self.xp.cuda.runtime.memGetInfo()
+        return free + self.xp.get_default_memory_pool().free_bytes()
+
+
+def cuda_available():
+    """Whether CUDA kernels can run: numba's simulator, or CuPy with a device."""
+    from numba import config
+
+    if config.ENABLE_CUDASIM:
+        return True
     try:
         import cupy
     except ImportError:
-        return 0
+        return False
     try:
-        return cupy.cuda.runtime.getDeviceCount()
+        return cupy.cuda.runtime.getDeviceCount() > 0
     except cupy.cuda.runtime.CUDARuntimeError:
-        return 0
+        return False
 
 
 def get_backend(device):
-    """The backend for ``device`` in ``{"auto", "cpu", "cuda"}``."""
+    """The backend for ``device`` in ``{"auto", "cpu", "cuda"}``.
+
+    ``"auto"`` is the CUDA backend on a machine with a usable GPU (not under
+    the simulator, which is for tests), else the CPU backend.
+    """
+    from numba import config
+
     if device not in DEVICES:
         raise ValueError(f"device must be one of {DEVICES}, got {device!r}.")
-    if device == "cpu":
-        return CPUBackend()
-    if device == "cuda" and cuda_device_count() == 0:
-        raise ValueError(
-            "device='cuda' needs CuPy and a usable CUDA GPU (pip install 'gpuforest[cuda]'); "
-            "none was found. Use device='cpu' or device='auto'."
-        )
     if device == "cuda":
-        raise NotImplementedError("The CUDA backend is not built yet; use device='cpu' or 'auto'.")
-    # "auto": the CPU until the CUDA backend exists.
+        if not cuda_available():
+            raise ValueError(
+                "device='cuda' needs CuPy and a usable CUDA GPU (pip install 'gpuforest[cuda]'); "
+                "none was found. Use device='cpu' or device='auto'."
+            )
+        return CUDABackend()
+    if device == "auto" and not config.ENABLE_CUDASIM and cuda_available():
+        return CUDABackend()
     return CPUBackend()

@@ -15,7 +15,7 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from .backend import DEVICES, RowData, get_backend
+from .backend import DEVICES, get_backend
 from .binning import BinMapper
 from .grower import GrowthParams, TreeGrower
 from .statistics import (
@@ -123,12 +123,8 @@ class BaseDecisionTree(BaseEstimator):
         params = self._growth_params(X.shape[0], X.shape[1], seed)
         sample_indices = np.flatnonzero(sample_weight > 0).astype(np.int32)
         self._bin_mapper = BinMapper(self.max_bins, random_state=seed).fit(X[sample_indices])
-        rows = RowData(
-            X_binned=self._bin_mapper.transform(X, backend),
-            sample_indices=sample_indices,
-            sample_counts=np.ones((1, X.shape[0]), dtype=np.int32),
-            row_slot=stats.row_slot,
-            row_stats=stats.row_stats,
+        rows = backend.row_data(
+            self._bin_mapper.transform(X, backend), sample_indices, np.ones((1, X.shape[0]), dtype=np.int32), stats
         )
         tree_offsets = np.array([0, sample_indices.shape[0]], dtype=np.int64)
         grower = TreeGrower(backend, rows, tree_offsets, self._bin_mapper, stats, n_values, params)

@@ -234,8 +234,7 @@ class TreeGrower:
             & (weight >= 2 * self.min_weight_leaf[nodes.tree])
             & ((impurity > EPSILON) | (not self.stats.stops_when_pure))
         )
-        hist, hist_row = self._histograms(nodes, splittable, parent_hist, parent_hist_row)
-        split = self._best_splits(nodes, splittable, hist, hist_row)
+        split, hist, hist_row = self._split_search(nodes, splittable, parent_hist, parent_hist_row)
         improvement = split.gain / self.root_weight[nodes.tree]
         can_split = (
             splittable
@@ -246,6 +245,53 @@ class TreeGrower:
         if params.max_leaf_nodes is None:
             nodes.hist, nodes.hist_row = hist, hist_row
         return nodes.take(np.flatnonzero(can_split))
+
+    def _split_search(self, nodes, splittable, parent_hist, parent_hist_row):
+        """Histograms and best splits of ``nodes``, in as few chunks as memory allows.
+
+        A chunk is a set of sibling pairs (or of roots) sized from the backend's
+        free memory; an out-of-memory error halves the chunk and redoes the level.
+        Histograms are kept for the next level's subtraction only when the level
+        fit in one chunk. Returns ``(split, hist, hist_row)``.
+        """
+        paired = parent_hist is not None
+        n_units = nodes.size // 2 if paired else nodes.size
+        units_per_chunk = self._units_per_chunk(nodes, paired)
+        while True:
+            try:
+                return self._split_search_in_chunks(
+                    nodes, splittable, parent_hist, parent_hist_row, n_units, units_per_chunk
+                )
+            except self.backend.out_of_memory_errors:
+                if units_per_chunk == 1:
+                    raise
+                units_per_chunk = max(1, units_per_chunk // 2)
+
+    def _units_per_chunk(self, nodes, paired):
+        """Pairs (or roots) whose histograms fit in half the free memory (3 copies each)."""
+        n_features = self.rows.X_binned.shape[1]
+        hist_bytes = n_features * self.bin_mapper.max_bins * self.stats.n_slots * 8
+        unit_bytes = 3 * hist_bytes * (2 if paired else 1)
+        return max(1, int(0.5 * self.backend.free_memory_bytes() // unit_bytes))
+
+    def _split_search_in_chunks(self, nodes, splittable, parent_hist, parent_hist_row, n_units, units_per_chunk):
+        paired = parent_hist is not None
+        split = SplitResult.empty(nodes.size, self.stats.n_slots)
+        hist, hist_row = None, np.full(nodes.size, -1, dtype=np.int64)
+        for first in range(0, max(n_units, 1), units_per_chunk):
+            units = np.arange(first, min(first + units_per_chunk, n_units))
+            positions = np.concatenate([units, units + n_units]) if paired else units
+            chunk = nodes.take(positions)
+            chunk_parent_hist_row = parent_hist_row[units] if paired else None
+            chunk_hist, chunk_hist_row = self._histograms(
+                chunk, splittable[positions], parent_hist, chunk_parent_hist_row
+            )
+            chunk_split = self._best_splits(chunk, splittable[positions], chunk_hist, chunk_hist_row)
+            for target, source in zip(split.outputs(), chunk_split.outputs()):
+                target[positions] = source
+            if units_per_chunk >= n_units:
+                hist, hist_row = chunk_hist, chunk_hist_row
+        return split, hist, hist_row
 
     def _histograms(self, nodes, splittable, parent_hist, parent_hist_row):
         """Histograms of the large splittable nodes: ``(hist, hist_row)``."""
@@ -274,9 +320,9 @@ class TreeGrower:
         hist_row[build] = np.arange(build.size)
         if derive.size == 0:
             return built, hist_row
-        derived = self.backend.subtract_histograms(parent_hist[derive_parent], built[hist_row[derive_from]])
+        derived = self.backend.subtract_histograms(parent_hist, derive_parent, built, hist_row[derive_from])
         hist_row[derive] = build.size + np.arange(derive.size)
-        return np.concatenate([built, derived]), hist_row
+        return self.backend.xp.concatenate([built, derived]), hist_row
 
     def _best_splits(self, nodes, splittable, hist, hist_row):
         """Best split of every node (``NO_SPLIT`` for those not splittable)."""

@@ -1,5 +1,8 @@
 """Input and parameter validation of the tree estimators, and missing values (NaN) in X."""
 
+import os
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -9,7 +12,6 @@ from sklearn.exceptions import NotFittedError
 from sklearn.tree import DecisionTreeClassifier as SkDecisionTreeClassifier
 
 from gpuforest import DecisionTreeClassifier, DecisionTreeRegressor
-from gpuforest.backend import cuda_device_count
 
 N_SAMPLES, N_FEATURES = 30, 3
 
@@ -260,11 +262,37 @@ def test_max_features_larger_than_n_features(case):
         Estimator(max_features=4).fit(X, y)
 
 
-@pytest.mark.skipif(cuda_device_count() > 0, reason="a CUDA GPU is present")
-def test_cuda_device_without_gpu(case):
-    Estimator, X, y = case
-    with pytest.raises(ValueError, match=r"device='cuda' needs CuPy and a usable CUDA GPU.*device='cpu'"):
+CUDA_WITHOUT_GPU = """
+import importlib.util, sys
+import numpy as np
+from gpuforest import DecisionTreeClassifier, DecisionTreeRegressor
+if importlib.util.find_spec("cupy") is not None:
+    import cupy
+    try:
+        if cupy.cuda.runtime.getDeviceCount() > 0:
+            sys.exit(3)
+    except cupy.cuda.runtime.CUDARuntimeError:
+        pass
+X, y = np.random.RandomState(0).uniform(size=(20, 2)), np.arange(20) % 2
+for Estimator in (DecisionTreeClassifier, DecisionTreeRegressor):
+    try:
         Estimator(device="cuda").fit(X, y)
+    except ValueError as error:
+        assert "device='cuda' needs CuPy and a usable CUDA GPU" in str(error) and "device='cpu'" in str(error)
+    else:
+        sys.exit("device='cuda' fitted without a GPU")
+    assert Estimator(device="auto").fit(X, y).device_ == "cpu"
+"""
+
+
+def test_cuda_device_without_gpu():
+    """Without the simulator (which tests set) and without a GPU, device='cuda' is a clear error
+    and device='auto' falls back to the CPU."""
+    env = {key: value for key, value in os.environ.items() if key != "NUMBA_ENABLE_CUDASIM"}
+    result = subprocess.run([sys.executable, "-c", CUDA_WITHOUT_GPU], env=env, capture_output=True, text=True)
+    if result.returncode == 3:
+        pytest.skip("a CUDA GPU is present")
+    assert result.returncode == 0, result.stderr
 
 
 # --- missing values ----------------------------------------------------------
