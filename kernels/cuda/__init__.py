@@ -17,3 +17,17 @@ if config.ENABLE_CUDASIM:
     # functions cannot take; kernels call kernels/common.py's njit functions,
     # so hand them the wrapped numpy arrays (copied back after the launch as usual).
     _simulator_kernel.FakeWithinKernelCUDAArray = lambda fake_array: fake_array._ary
+else:
+    from numba.cuda.cudadrv import nvvm as _nvvm
+
+    _compile_ir = _nvvm.compile_ir
+
+    def _compile_ir_without_contraction(llvmir, **options):
+        """NVVM fuses ``a * b + c`` into one FMA by default (``-fma=1``); the CPU
+        never does, so the last bit of a gain could differ. ``-fma=0`` keeps the
+        GPU's float results identical to the CPU's (unless fastmath is asked for)."""
+        if not options.get("fastmath"):
+            options.setdefault("fma", False)
+        return _compile_ir(llvmir, **options)
+
+    _nvvm.compile_ir = _compile_ir_without_contraction

@@ -1,0 +1,72 @@
+"""Node values, impurities and weights on the GPU (twin of ``kernels.cpu.leaf_values``).
+
+One thread per node (grid-stride), calling ``common``'s ``node_weight``,
+``node_impurity`` and ``slot_value`` as device functions.
+"""
+
+import numpy as np
+from numba import cuda, types
+
+from ..common import MISCLASSIFICATION, NEWTON, PARENT, node_impurity, node_weight, slot_value
+
+BLOCK_SIZE = 256
+MAX_BLOCKS = 65535
+
+
+def _elementwise_config(n_items):
+    """``(blocks, threads)`` for one thread per item, grid-stride beyond 65535 blocks."""
+    threads = min(BLOCK_SIZE, (n_items + 31) // 32 * 32)
+    return min((n_items + threads - 1) // threads, MAX_BLOCKS), threads
+
+
+def _node_values_kernel(criterion, totals, inv_scales, l2_regularization, out_value, out_impurity, out_weight):
+    n_stat_slots = totals.shape[1] - 1
+    for node in range(cuda.grid(1), totals.shape[0], cuda.gridsize(1)):
+        node_totals = totals[node]
+        weight = node_weight(criterion, node_totals, node_totals, PARENT, n_stat_slots, inv_scales)
+        out_weight[node] = weight
+        out_impurity[node] = node_impurity(criterion, node_totals, n_stat_slots, inv_scales, l2_regularization)
+        # np.float64(...) keeps IEEE division (0 / 0 = nan, as on the CPU) when the
+        # simulator runs this body in plain Python; on the device it is a no-op.
+        if criterion <= MISCLASSIFICATION:
+            for slot in range(n_stat_slots):
+                count = np.float64(slot_value(node_totals, node_totals, PARENT, slot, inv_scales))
+                out_value[node, slot] = count / weight
+        elif criterion == NEWTON:
+            sum_gradients = np.float64(slot_value(node_totals, node_totals, PARENT, 0, inv_scales))
+            out_value[node, 0] = -sum_gradients / (weight + l2_regularization)
+        else:
+            out_value[node, 0] = np.float64(slot_value(node_totals, node_totals, PARENT, 1, inv_scales)) / weight
+
+
+_node_values = cuda.jit(_node_values_kernel)
+
+
+def node_values(criterion, totals, inv_scales, l2_regularization, out_value, out_impurity, out_weight):
+    """Value, impurity and weighted sample count of every node (see ``kernels.cpu.leaf_values``).
+
+    Launch: one thread per node, blocks of up to 256 threads.
+    """
+    n_nodes = totals.shape[0]
+    if n_nodes == 0:
+        return
+    blocks, threads = _elementwise_config(n_nodes)
+    _node_values[blocks, threads](
+        criterion, totals, inv_scales, l2_regularization, out_value, out_impurity, out_weight
+    )
+
+
+def ptx_specializations():
+    """``(name, python_function, argument_types, block_size)`` of every kernel launched here."""
+    float64_1d = types.Array(types.float64, 1, "C")
+    return [
+        (
+            "node_values",
+            _node_values_kernel,
+            (
+                types.int64, types.Array(types.int64, 2, "C"), float64_1d, types.float64,
+                types.Array(types.float64, 2, "C"), float64_1d, float64_1d,
+            ),
+            BLOCK_SIZE,
+        )
+    ]

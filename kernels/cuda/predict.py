@@ -1,0 +1,76 @@
+"""Route raw rows through many trees on the GPU (twin of ``kernels.cpu.predict``).
+
+One thread per (row, tree) pair (grid-stride). Pairs are numbered tree-major
+(``pair = tree * n_samples + row``), so the threads of a warp walk the same
+tree: they read the same root and upper nodes (cache hits, broadcast loads)
+and diverge less. The packed ``node_info = left_child << 32 | feature << 1 |
+missing_go_left`` is read as on the CPU: a leaf has a negative ``node_info``,
+the right child of a split node is ``left_child + 1``.
+"""
+
+import math
+
+from numba import cuda, types
+
+BLOCK_SIZE = 256
+MAX_BLOCKS = 65535
+
+
+def _elementwise_config(n_items):
+    """``(blocks, threads)`` for one thread per item, grid-stride beyond 65535 blocks."""
+    threads = min(BLOCK_SIZE, (n_items + 31) // 32 * 32)
+    return min((n_items + threads - 1) // threads, MAX_BLOCKS), threads
+
+
+def _predict_leaves_kernel(X, tree_offsets, threshold, node_info, out):
+    n_samples = X.shape[0]
+    n_pairs = n_samples * tree_offsets.shape[0]
+    for pair in range(cuda.grid(1), n_pairs, cuda.gridsize(1)):
+        tree_idx = pair // n_samples
+        row = pair - tree_idx * n_samples
+        offset = tree_offsets[tree_idx]
+        node = 0
+        info = node_info[offset]
+        while info >= 0:
+            value = X[row, (info >> 1) & 0x7FFFFFFF]
+            if math.isnan(value):
+                left = (info & 1) == 1
+            else:
+                left = value <= threshold[offset + node]
+            node = (info >> 32) + (0 if left else 1)
+            info = node_info[offset + node]
+        out[row, tree_idx] = node
+
+
+_predict_leaves = cuda.jit(_predict_leaves_kernel)
+
+
+def predict_leaves(X, tree_offsets, threshold, node_info, out):
+    """Leaf reached by every row in every tree (see ``kernels.cpu.predict``).
+
+    Launch: one thread per (row, tree) pair, tree-major, blocks of up to 256
+    threads, at most 65535 blocks (grid-stride).
+    """
+    n_pairs = X.shape[0] * tree_offsets.shape[0]
+    if n_pairs == 0:
+        return
+    blocks, threads = _elementwise_config(n_pairs)
+    _predict_leaves[blocks, threads](X, tree_offsets, threshold, node_info, out)
+
+
+def ptx_specializations():
+    """``(name, python_function, argument_types, block_size)`` of every kernel launched here."""
+    return [
+        (
+            "predict_leaves",
+            _predict_leaves_kernel,
+            (
+                types.Array(types.float32, 2, "C"),
+                types.Array(types.int64, 1, "C"),
+                types.Array(types.float64, 1, "C"),
+                types.Array(types.int64, 1, "C"),
+                types.Array(types.int32, 2, "C"),
+            ),
+            BLOCK_SIZE,
+        )
+    ]

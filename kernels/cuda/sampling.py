@@ -1,0 +1,121 @@
+"""Random draws from the counter-based hash RNG on the GPU (twin of ``kernels.cpu.sampling``).
+
+Each draw is ``common.hash_uniform`` of (seed, purpose, stream, index), so the
+GPU draws the same numbers as the CPU whatever the thread layout.
+
+``feature_masks`` draws the ``max_features`` features with the lowest
+priorities of each node, like the CPU's stable argsort, without sorting: the
+rank of feature ``f`` in that order is the number of features ``g`` with a
+smaller priority, or an equal one and ``g < f``; ``f`` is drawn when its rank
+is below ``max_features``. One block per node: each round, the block hashes a
+chunk of ``block`` priorities into shared memory and every thread counts how
+many of them come before its own feature.
+"""
+
+import functools
+
+import numba
+from numba import cuda, types
+
+from ..common import PURPOSE_FEATURES, hash_uniform
+
+BLOCK_SIZE = 256
+# feature_masks: a block of threads per node, as many as the features (64 to 256).
+FEATURE_BLOCK_SIZES = (64, 128, 256)
+MAX_BLOCKS = 65535
+
+
+def _elementwise_config(n_items):
+    """``(blocks, threads)`` for one thread per item, grid-stride beyond 65535 blocks."""
+    threads = min(BLOCK_SIZE, (n_items + 31) // 32 * 32)
+    return min((n_items + threads - 1) // threads, MAX_BLOCKS), threads
+
+
+def _uniform_per_row_kernel(seed, purpose, stream, n_rows, out):
+    for row in range(cuda.grid(1), n_rows, cuda.gridsize(1)):
+        out[row] = hash_uniform(seed, purpose, stream, row)
+
+
+_uniform_per_row = cuda.jit(_uniform_per_row_kernel)
+
+
+def uniform_per_row(seed, purpose, stream, n_rows, out):
+    """``out[row] = U(seed, purpose, stream, row)`` for every row (one thread per row)."""
+    if n_rows <= 0:
+        return
+    blocks, threads = _elementwise_config(n_rows)
+    _uniform_per_row[blocks, threads](seed, purpose, stream, n_rows, out)
+
+
+@functools.lru_cache(maxsize=None)
+def _feature_masks_kernel(block):
+    """The feature-mask kernel for ``block`` threads per block: ``(python_function, kernel)``."""
+
+    def feature_masks_kernel(seed, node_tree, node_idx, n_features, max_features, out):
+        chunk = cuda.shared.array(block, numba.float64)
+        tid = cuda.threadIdx.x
+        for position in range(cuda.blockIdx.x, node_tree.shape[0], cuda.gridDim.x):
+            stream = (node_tree[position] << 32) + node_idx[position]
+            for first in range(0, n_features, block):
+                feature_idx = first + tid
+                mine = 0.0
+                if feature_idx < n_features:
+                    mine = hash_uniform(seed, PURPOSE_FEATURES, stream, feature_idx)
+                rank = 0
+                for other_first in range(0, n_features, block):
+                    if other_first + tid < n_features:
+                        chunk[tid] = hash_uniform(seed, PURPOSE_FEATURES, stream, other_first + tid)
+                    cuda.syncthreads()
+                    for k in range(min(block, n_features - other_first)):
+                        priority = chunk[k]
+                        if priority < mine or (priority == mine and other_first + k < feature_idx):
+                            rank += 1
+                    cuda.syncthreads()
+                if feature_idx < n_features:
+                    out[position, feature_idx] = rank < max_features
+
+    return feature_masks_kernel, cuda.jit(feature_masks_kernel)
+
+
+def _feature_block(n_features):
+    for block in FEATURE_BLOCK_SIZES:
+        if n_features <= block:
+            return block
+    return FEATURE_BLOCK_SIZES[-1]
+
+
+def feature_masks(seed, node_tree, node_idx, n_features, max_features, out):
+    """Per node, a random subset of ``max_features`` features (see ``kernels.cpu.sampling``).
+
+    Launch: one block per node (grid-stride over nodes, at most 65535 blocks)
+    of 64, 128 or 256 threads, the smallest that covers ``n_features``.
+    """
+    n_nodes = node_tree.shape[0]
+    if n_nodes == 0 or n_features <= 0:
+        return
+    block = _feature_block(n_features)
+    kernel = _feature_masks_kernel(block)[1]
+    kernel[min(n_nodes, MAX_BLOCKS), block](seed, node_tree, node_idx, n_features, max_features, out)
+
+
+def ptx_specializations():
+    """``(name, python_function, argument_types, block_size)`` of every kernel launched here."""
+    int64_1d = types.Array(types.int64, 1, "C")
+    specs = [
+        (
+            "uniform_per_row",
+            _uniform_per_row_kernel,
+            (types.int64, types.int64, types.int64, types.int64, types.Array(types.float64, 1, "C")),
+            BLOCK_SIZE,
+        )
+    ]
+    for block in FEATURE_BLOCK_SIZES:
+        specs.append(
+            (
+                f"feature_masks_block{block}",
+                _feature_masks_kernel(block)[0],
+                (types.int64, int64_1d, int64_1d, types.int64, types.int64, types.Array(types.boolean, 2, "C")),
+                block,
+            )
+        )
+    return specs

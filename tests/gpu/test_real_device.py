@@ -1,0 +1,47 @@
+"""Real-GPU checks (marker ``gpu``): run with ``GPUFOREST_REAL_CUDA=1 pytest -m gpu tests/gpu``.
+
+Skipped unless CuPy sees a CUDA device and the simulator is off.
+"""
+
+import numpy as np
+import pytest
+from numba import config
+
+from gpuforest import DecisionTreeClassifier, DecisionTreeRegressor
+from gpuforest.backend import cuda_available
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(
+        config.ENABLE_CUDASIM or not cuda_available(),
+        reason="needs a real CUDA GPU with CuPy (set GPUFOREST_REAL_CUDA=1 to turn the simulator off)",
+    ),
+]
+
+TREE_ARRAYS = (
+    "children_left", "children_right", "feature", "threshold", "bin_threshold", "missing_go_to_left", "value",
+    "impurity", "n_node_samples", "weighted_n_node_samples",
+)
+
+
+def data(n_samples, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_samples, 12)).astype(np.float32)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    signal = np.nan_to_num(X[:, 0]) + np.nan_to_num(X[:, 1]) * np.nan_to_num(X[:, 2])
+    return X, (signal > 0).astype(int) + (signal > 1.5), signal + rng.normal(size=n_samples), rng.uniform(0.5, 2, n_samples)
+
+
+@pytest.mark.parametrize("n_samples", [1_000, 200_000])
+@pytest.mark.parametrize("max_features", [None, "sqrt"])
+def test_gpu_trees_equal_cpu_trees(n_samples, max_features):
+    X, y_class, y_real, weight = data(n_samples)
+    for Estimator, y in ((DecisionTreeClassifier, y_class), (DecisionTreeRegressor, y_real)):
+        gpu, cpu = (
+            Estimator(device=device, max_features=max_features, random_state=0).fit(X, y, sample_weight=weight)
+            for device in ("cuda", "cpu")
+        )
+        assert gpu.device_ == "cuda"
+        for name in TREE_ARRAYS:
+            np.testing.assert_array_equal(getattr(gpu.tree_, name), getattr(cpu.tree_, name), err_msg=name)
+        np.testing.assert_array_equal(gpu.predict(X), cpu.predict(X))
