@@ -129,6 +129,12 @@ class Backend:
         )
         return X_binned
 
+    def bootstrap_counts(self, seed, first_tree, n_trees, n_samples, n_draws):
+        """Per (tree, row) draw counts, kept on the device: shape (n_trees, n_samples), int32."""
+        counts = self.xp.empty((n_trees, n_samples), dtype=np.int32)
+        self.kernels.sampling.bootstrap_counts(seed, first_tree, n_draws, counts)
+        return counts
+
     def feature_masks(self, seed, node_tree, node_idx, n_features, max_features):
         masks = self.xp.empty((node_tree.shape[0], n_features), dtype=bool)
         self.kernels.sampling.feature_masks(

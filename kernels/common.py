@@ -329,3 +329,10 @@ def node_impurity(criterion, totals, n_stat_slots, inv_scales, l2_regularization
     proxy = proxy_cost(criterion, totals, totals, PARENT, weight, n_stat_slots, inv_scales, l2_regularization)
     # Rounding can leave -1e-17 for a pure node; impurity is never negative.
     return max((linear + proxy) / weight, 0.0)
+
+
+@njit(cache=True)
+def bootstrap_row(seed, tree, draw, n_samples):
+    """Row picked by bootstrap draw ``draw`` of tree ``tree`` (uniform over ``n_samples``)."""
+    row = int(hash_uniform(seed, PURPOSE_BOOTSTRAP, tree, draw) * n_samples)
+    return min(row, n_samples - 1)

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from gpuforest.kernels.common import hash_uniform
+from gpuforest.kernels.common import PURPOSE_BOOTSTRAP, hash_uniform
 
 CLASSIFICATION = ("gini", "entropy", "misclassification")
 NO_SPLIT = -1
@@ -328,3 +328,13 @@ def predict_leaves(X, tree_offsets, feature, threshold, missing_go_left, childre
                 node = int(children_left[offset + node] if left else children_right[offset + node])
             out[row, tree] = node
     return out
+
+
+def bootstrap_counts(seed, first_tree, n_trees, n_samples, n_draws):
+    """Draw ``n_draws`` rows with replacement per tree, one hash per draw."""
+    counts = np.zeros((n_trees, n_samples), dtype=np.int32)
+    for tree in range(n_trees):
+        for draw in range(n_draws):
+            u = hash_uniform(seed, PURPOSE_BOOTSTRAP, first_tree + tree, draw)
+            counts[tree, min(int(u * n_samples), n_samples - 1)] += 1
+    return counts

@@ -582,3 +582,22 @@ def test_bin_mapper_leaves_the_missing_bin_to_nan(max_bins, n_distinct):
     np.testing.assert_array_equal(X_binned, expected)
     assert np.all(mapper.n_bins_non_missing_ <= missing_bin)
     np.testing.assert_array_equal(X_binned == missing_bin, np.isnan(X))
+
+
+@pytest.mark.parametrize("n_samples, n_draws", [(1, 5), (37, 37), (50, 20)])
+def test_bootstrap_counts_match_reference(n_samples, n_draws):
+    out = np.full((3, n_samples), -1, dtype=np.int32)
+    sampling.bootstrap_counts(11, 5, n_draws, out)
+    np.testing.assert_array_equal(out, ref.bootstrap_counts(11, 5, 3, n_samples, n_draws))
+    assert np.all(out.sum(axis=1) == n_draws)
+
+
+def test_bootstrap_counts_do_not_depend_on_the_batch():
+    """Trees 2 and 3 drawn in a batch of five equal trees 2 and 3 drawn on their own."""
+    batch = np.empty((5, 40), dtype=np.int32)
+    sampling.bootstrap_counts(7, 0, 40, batch)
+    alone = np.empty((2, 40), dtype=np.int32)
+    sampling.bootstrap_counts(7, 2, 40, alone)
+    np.testing.assert_array_equal(batch[2:4], alone)
+    # Out of 40 draws, a row is left out with probability (39/40)^40 ~ 0.36.
+    assert 0.2 < np.mean(batch == 0) < 0.5

@@ -139,6 +139,14 @@ def test_map_to_bins_with_fitted_bin_mapper():
 # --- random draws ---------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("n_trees, n_samples, n_draws", [(1, 1, 3), (3, 40, 40), (2, 90, 30)])
+def test_bootstrap_counts(grid, n_trees, n_samples, n_draws):
+    out = np.full((n_trees, n_samples), -1, dtype=np.int32)
+    cpu_args, cuda_args = run_both(sampling.bootstrap_counts, cuda_sampling.bootstrap_counts, (5, 2, n_draws, out))
+    assert_all_equal(cpu_args, cuda_args)
+    assert np.all(cuda_args[3].sum(axis=1) == n_draws)
+
+
 @pytest.mark.parametrize("n_rows", [1, 50, 300])
 def test_uniform_per_row(grid, n_rows):
     out = np.full(n_rows, -1.0)

@@ -7,7 +7,7 @@ same numbers come out whatever the order, the thread count or the device.
 import numpy as np
 from numba import njit, prange
 
-from ..common import PURPOSE_FEATURES, hash_uniform
+from ..common import PURPOSE_BOOTSTRAP, PURPOSE_FEATURES, bootstrap_row, hash_uniform
 
 
 @njit(parallel=True, cache=True)
@@ -41,3 +41,27 @@ def feature_masks(seed, node_tree, node_idx, n_features, max_features, out):
             out[position, feature_idx] = False
         for rank in range(max_features):
             out[position, order[rank]] = True
+
+
+@njit(parallel=True, cache=True)
+def bootstrap_counts(seed, first_tree, n_draws, out):
+    """How many times each row is drawn, with replacement, for each tree.
+
+    Draw ``j`` of tree ``first_tree + t`` picks row ``common.bootstrap_row``
+    of (seed, tree, j), so a batch of trees gets the same counts as the
+    same trees grown one by one.
+
+    Parameters
+    ----------
+    first_tree : int
+        Global index of the first tree of the batch.
+    n_draws : int
+        Draws per tree (``max_samples``).
+    out : ndarray of shape (n_trees, n_samples), dtype int32
+        Output; overwritten.
+    """
+    n_trees, n_samples = out.shape
+    for tree in prange(n_trees):
+        out[tree] = 0
+        for draw in range(n_draws):
+            out[tree, bootstrap_row(seed, first_tree + tree, draw, n_samples)] += 1

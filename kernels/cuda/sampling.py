@@ -17,7 +17,7 @@ import functools
 import numba
 from numba import cuda, types
 
-from ..common import PURPOSE_FEATURES, hash_uniform
+from ..common import PURPOSE_FEATURES, bootstrap_row, hash_uniform
 
 BLOCK_SIZE = 256
 # feature_masks: a block of threads per node, as many as the features (64 to 256).
@@ -98,6 +98,37 @@ def feature_masks(seed, node_tree, node_idx, n_features, max_features, out):
     kernel[min(n_nodes, MAX_BLOCKS), block](seed, node_tree, node_idx, n_features, max_features, out)
 
 
+def _zero_counts_kernel(out):
+    n_trees, n_samples = out.shape
+    for position in range(cuda.grid(1), n_trees * n_samples, cuda.gridsize(1)):
+        out[position // n_samples, position % n_samples] = 0
+
+
+def _bootstrap_counts_kernel(seed, first_tree, n_draws, out):
+    n_trees, n_samples = out.shape
+    for position in range(cuda.grid(1), n_trees * n_draws, cuda.gridsize(1)):
+        tree = position // n_draws
+        row = bootstrap_row(seed, first_tree + tree, position % n_draws, n_samples)
+        # Integer atomics: the counts do not depend on the order of the draws.
+        cuda.atomic.add(out, (tree, row), 1)
+
+
+_zero_counts = cuda.jit(_zero_counts_kernel)
+_bootstrap_counts = cuda.jit(_bootstrap_counts_kernel)
+
+
+def bootstrap_counts(seed, first_tree, n_draws, out):
+    """Per (tree, row) bootstrap draw counts (see ``kernels.cpu.sampling``): one thread per draw."""
+    n_trees, n_samples = out.shape
+    if n_trees * n_samples == 0:
+        return
+    blocks, threads = _elementwise_config(n_trees * n_samples)
+    _zero_counts[blocks, threads](out)
+    if n_draws > 0:
+        blocks, threads = _elementwise_config(n_trees * n_draws)
+        _bootstrap_counts[blocks, threads](seed, first_tree, n_draws, out)
+
+
 def ptx_specializations():
     """``(name, python_function, argument_types, block_size)`` of every kernel launched here."""
     int64_1d = types.Array(types.int64, 1, "C")
@@ -109,6 +140,11 @@ def ptx_specializations():
             BLOCK_SIZE,
         )
     ]
+    int32_2d = types.Array(types.int32, 2, "C")
+    specs.append(("zero_counts", _zero_counts_kernel, (int32_2d,), BLOCK_SIZE))
+    specs.append(
+        ("bootstrap_counts", _bootstrap_counts_kernel, (types.int64, types.int64, types.int64, int32_2d), BLOCK_SIZE)
+    )
     for block in FEATURE_BLOCK_SIZES:
         specs.append(
             (
