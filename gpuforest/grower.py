@@ -329,6 +329,7 @@ class TreeGrower:
         params, stats = self.params, self.stats
         split = SplitResult.empty(nodes.size, stats.n_slots)
         split.feature[:] = NO_SPLIT
+        split.gain[:] = -np.inf
         evaluate = np.flatnonzero(splittable)
         if evaluate.size == 0:
             return split

@@ -1,0 +1,531 @@
+"""Best split per node on the GPU (twin of ``kernels.cpu.splitting``), bit for bit the CPU's.
+
+Both paths have the CPU's two phases:
+
+1. Per (node, feature), one block of ``n_threads`` (the power of two >= the
+   bins, at least a warp): thread ``b`` holds bin ``b``. The block puts the
+   feature's bins in a work histogram (shared memory, or its own slice of a
+   global scratch array where that does not fit), turns it into inclusive
+   prefix sums over the bins (exact int64), and every thread whose bin is a
+   threshold candidate calls ``common.scan_threshold`` once, from ``(-inf,
+   NO_SPLIT, False)``, with the prefix sums of its bin as ``left``: the best
+   of "missing right" then "missing left" at that bin. A block reduction keeps
+   the largest gain and, among equal gains, the lowest ``2 * bin +
+   missing_left``, which is the first best candidate in the CPU's scan order
+   (threshold bins increasing, missing right before missing left, a candidate
+   replacing the best only with a strictly larger gain; gains are never NaN
+   once chosen). The (gain, bin, missing_left) of each pair goes to scratch
+   arrays the launcher allocates with the arrays' namespace.
+2. Per node: ``common.pick_best_feature`` over those, the chosen feature's
+   left totals and next occupied bin, and ``common.resolve_missing_left``.
+
+``find_best_splits_from_histograms``
+    Phase 1 reads ``hist[hist_rows[node], feature]``; candidates are the
+    occupied bins below ``n_bins_non_missing[feature]`` (the CPU skips empty
+    bins). Phase 2: one thread per node.
+``find_best_splits_from_rows`` (small nodes)
+    Phase 1 first sums the node's rows into the work histogram with int64
+    atomics (``n_bins = missing_bin + 1``); candidates are the occupied bins
+    below ``missing_bin``, exactly the bins the CPU visits after sorting the
+    rows, with the same integer left sums. Phase 2: one block per node sums the
+    chosen feature's rows (``common.accumulate_row`` per thread, then shared
+    atomics), as the CPU does.
+
+A scan of all bins by one thread would need about 80 to 170 registers
+(``scan_threshold`` in a loop); one call per thread needs 40 to 60.
+"""
+
+import functools
+import math
+
+from numba import cuda, types
+
+from ..common import NO_SPLIT, accumulate_row, parent_cost, pick_best_feature, resolve_missing_left, scan_threshold
+from .histogram import array_namespace
+
+# --- launch configuration --------------------------------------------------------
+
+PICK_THREADS = 64  # phase 2 of the histogram path: threads (nodes) per block
+FINISH_ROWS_THREADS = 64  # phase 2 of the row path: threads per node block
+MIN_SCAN_THREADS = 32
+MAX_BLOCKS = 65535  # phase 2 grid-strides beyond
+# The work histogram of a phase-1 block is in shared memory up to this size (256 bins x
+# 20 slots); with the reduction arrays a block stays under the 48 KiB static limit, and
+# 4 resident blocks of 256 threads (50% occupancy on an H100) fit in 228 KiB.
+WORK_SHARED_BYTES = 40 * 1024
+# Larger work histograms go to a global scratch array of one per block, at most this big
+# (phase 1 then runs in several launches).
+WORK_SCRATCH_BYTES = 64 * 1024 * 1024
+NO_ORDER = 2**31 - 1  # reduction key of "no candidate"
+
+
+def scan_threads(n_bins):
+    """Threads of a phase-1 block: the power of two >= ``n_bins``, at least a warp."""
+    threads = MIN_SCAN_THREADS
+    while threads < n_bins:
+        threads *= 2
+    return threads
+
+
+def work_in_shared(n_threads, n_slots):
+    return n_threads * n_slots * 8 <= WORK_SHARED_BYTES
+
+
+def _split_scratch(xp, n_nodes, n_features):
+    """Best (gain, bin, missing_left) per (node, feature), as on the CPU."""
+    return (
+        xp.empty((n_nodes, n_features), dtype=xp.float64),
+        xp.empty((n_nodes, n_features), dtype=xp.int32),
+        xp.empty((n_nodes, n_features), dtype=xp.bool_),
+    )
+
+
+def _launch_phase1(kernel, n_tasks, n_threads, n_slots, xp, args):
+    """Phase 1 over ``n_tasks`` (node, feature) blocks, one launch unless the work goes to scratch."""
+    if work_in_shared(n_threads, n_slots):
+        batch = n_tasks
+        scratch = xp.empty((1, 1, 1), dtype=xp.int64)
+    else:
+        batch = max(1, min(n_tasks, WORK_SCRATCH_BYTES // (n_threads * n_slots * 8)))
+        scratch = xp.empty((batch, n_threads, n_slots), dtype=xp.int64)
+    for first_task in range(0, n_tasks, batch):
+        kernel[min(batch, n_tasks - first_task), n_threads](*args, scratch, first_task)
+
+
+@functools.lru_cache(maxsize=None)
+def _block_helpers(n_threads, n_slots):
+    """Device functions of a phase-1 block: prefix sums over the bins, and the best candidate."""
+
+    @cuda.jit(device=True)
+    def prefix_sums(work, tid, neighbour):
+        """``work[b] <- work[0] + ... + work[b]`` (Hillis-Steele; int64, so exact)."""
+        offset = 1
+        while offset < n_threads:
+            if tid >= offset:
+                for slot in range(n_slots):
+                    neighbour[slot] = work[tid - offset, slot]
+            cuda.syncthreads()
+            if tid >= offset:
+                for slot in range(n_slots):
+                    work[tid, slot] += neighbour[slot]
+            cuda.syncthreads()
+            offset *= 2
+
+    @cuda.jit(device=True)
+    def best_candidate(best_gain, best_order, tid):
+        """Largest gain, then lowest order, into ``[0]`` (the first best in scan order)."""
+        stride = n_threads // 2
+        while stride > 0:
+            if tid < stride:
+                gain = best_gain[tid + stride]
+                order = best_order[tid + stride]
+                if gain > best_gain[tid] or (gain == best_gain[tid] and order < best_order[tid]):
+                    best_gain[tid] = gain
+                    best_order[tid] = order
+            cuda.syncthreads()
+            stride //= 2
+
+    return prefix_sums, best_candidate
+
+
+@cuda.jit(device=True)
+def _write_best(best_gain, best_order, node, feature_idx, gains, bins, missing_left):
+    order = best_order[0]
+    if order == NO_ORDER:
+        gains[node, feature_idx] = -math.inf
+        bins[node, feature_idx] = NO_SPLIT
+        missing_left[node, feature_idx] = False
+    else:
+        gains[node, feature_idx] = best_gain[0]
+        bins[node, feature_idx] = order >> 1
+        missing_left[node, feature_idx] = (order & 1) == 1
+
+
+# --- from histograms -------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=None)
+def _scan_histograms_kernel(n_threads, n_slots):
+    """Phase 1 of the histogram path for ``n_bins <= n_threads``."""
+    use_shared = work_in_shared(n_threads, n_slots)
+    work_shape = (n_threads, n_slots) if use_shared else (1, 1)
+    count_slot = n_slots - 1
+    prefix_sums, best_candidate = _block_helpers(n_threads, n_slots)
+
+    def scan_histograms_kernel(
+        hist, hist_rows, totals, feature_mask, n_bins_non_missing, missing_bin, criterion, inv_scales,
+        l2_regularization, min_samples_leaf, min_weight_leaf, gains, bins, missing_left, scratch, first_task,
+    ):
+        shared_work = cuda.shared.array(work_shape, types.int64)
+        best_gain = cuda.shared.array(n_threads, types.float64)
+        best_order = cuda.shared.array(n_threads, types.int32)
+        neighbour = cuda.local.array(n_slots, types.int64)
+        left_with_missing = cuda.local.array(n_slots, types.int64)
+        tid = cuda.threadIdx.x
+        n_features = hist.shape[1]
+        task = first_task + cuda.blockIdx.x
+        node = task // n_features
+        feature_idx = task - node * n_features
+        if not feature_mask[node, feature_idx]:  # the same branch for the whole block
+            if tid == 0:
+                gains[node, feature_idx] = -math.inf
+                bins[node, feature_idx] = NO_SPLIT
+                missing_left[node, feature_idx] = False
+            return
+        if use_shared:
+            work = shared_work
+        else:
+            work = scratch[cuda.blockIdx.x]
+        feature_hist = hist[hist_rows[node], feature_idx]
+        # Thread b's bin is a candidate if it is below n_bins_non_missing and occupied
+        # (an empty bin repeats the previous candidate, which won any tie); as on the
+        # CPU, only candidate bins add to the left sums.
+        candidate = tid < n_bins_non_missing[feature_idx] and feature_hist[tid, count_slot] != 0
+        for slot in range(n_slots):
+            work[tid, slot] = feature_hist[tid, slot] if candidate else 0
+        cuda.syncthreads()
+        prefix_sums(work, tid, neighbour)
+        gain = -math.inf
+        order = NO_ORDER
+        if candidate:
+            parent = totals[node]
+            missing = feature_hist[missing_bin]
+            # n_slots - 1, read from an argument: a loop bound known only at run time keeps
+            # the math's loops over the slots rolled (56 registers, not 72 to 128, at 11+ slots).
+            n_stat_slots = parent.shape[0] - 1
+            cost = parent_cost(criterion, parent, n_stat_slots, inv_scales, l2_regularization)
+            gain, best_bin, best_missing_left = scan_threshold(
+                tid, parent, cost, work[tid], missing, left_with_missing, missing[count_slot] > 0,
+                -math.inf, NO_SPLIT, False, criterion, n_stat_slots, inv_scales, l2_regularization,
+                min_samples_leaf, min_weight_leaf[node],
+            )
+            if best_bin != NO_SPLIT:
+                order = 2 * best_bin + (1 if best_missing_left else 0)
+        best_gain[tid] = gain
+        best_order[tid] = order
+        cuda.syncthreads()
+        best_candidate(best_gain, best_order, tid)
+        if tid == 0:
+            _write_best(best_gain, best_order, node, feature_idx, gains, bins, missing_left)
+
+    return scan_histograms_kernel, cuda.jit(scan_histograms_kernel)
+
+
+def _pick_from_histograms_kernel(
+    hist, hist_rows, totals, n_bins_non_missing, missing_bin, gains, bins, missing_left, out_gain, out_feature,
+    out_bin, out_missing_left, out_left_totals, out_next_bin,
+):
+    n_slots = hist.shape[3]
+    for node in range(cuda.grid(1), hist_rows.shape[0], cuda.gridsize(1)):
+        best_feature, best_gain = pick_best_feature(gains, bins, node)
+        out_feature[node] = best_feature
+        out_gain[node] = best_gain
+        for slot in range(n_slots):
+            out_left_totals[node, slot] = 0
+        out_next_bin[node] = NO_SPLIT
+        if best_feature == NO_SPLIT:
+            out_bin[node] = NO_SPLIT
+            out_missing_left[node] = False
+            continue
+        best_bin = bins[node, best_feature]
+        out_bin[node] = best_bin
+        feature_hist = hist[hist_rows[node], best_feature]
+        for bin_idx in range(best_bin + 1):
+            for slot in range(n_slots):
+                out_left_totals[node, slot] += feature_hist[bin_idx, slot]
+        for bin_idx in range(best_bin + 1, n_bins_non_missing[best_feature]):
+            if feature_hist[bin_idx, n_slots - 1] > 0:
+                out_next_bin[node] = bin_idx
+                break
+        out_missing_left[node] = resolve_missing_left(
+            missing_left[node, best_feature], feature_hist[missing_bin], out_left_totals[node], totals[node]
+        )
+
+
+_pick_from_histograms = cuda.jit(_pick_from_histograms_kernel)
+
+
+def find_best_splits_from_histograms(
+    hist, hist_rows, totals, feature_mask, n_bins_non_missing, missing_bin, criterion, inv_scales,
+    l2_regularization, min_samples_leaf, min_weight_leaf, out_gain, out_feature, out_bin, out_missing_left,
+    out_left_totals, out_next_bin,
+):
+    """Best split of every node from its histogram ``hist[hist_rows[node]]`` (see ``kernels.cpu``).
+
+    Launch: one block of ``scan_threads(n_bins)`` threads per (node, feature)
+    (several launches only when the work histograms go to global scratch), then
+    ``ceil(n_nodes / PICK_THREADS)`` blocks of ``PICK_THREADS`` threads, one per
+    node (grid-stride beyond ``MAX_BLOCKS`` blocks).
+    """
+    n_nodes = hist_rows.shape[0]
+    if n_nodes == 0:
+        return
+    n_features, n_bins, n_slots = hist.shape[1], hist.shape[2], hist.shape[3]
+    xp = array_namespace(totals)
+    gains, bins, missing_left = _split_scratch(xp, n_nodes, n_features)
+    n_threads = scan_threads(n_bins)
+    if n_features > 0:
+        _launch_phase1(
+            _scan_histograms_kernel(n_threads, n_slots)[1], n_nodes * n_features, n_threads, n_slots, xp,
+            (hist, hist_rows, totals, feature_mask, n_bins_non_missing, missing_bin, criterion, inv_scales,
+             l2_regularization, min_samples_leaf, min_weight_leaf, gains, bins, missing_left),
+        )
+    _pick_from_histograms[max(1, min(-(-n_nodes // PICK_THREADS), MAX_BLOCKS)), PICK_THREADS](
+        hist, hist_rows, totals, n_bins_non_missing, missing_bin, gains, bins, missing_left, out_gain, out_feature,
+        out_bin, out_missing_left, out_left_totals, out_next_bin,
+    )
+
+
+# --- from rows -----------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=None)
+def _scan_rows_kernel(n_threads, n_slots):
+    """Phase 1 of the row path for ``missing_bin < n_threads``."""
+    use_shared = work_in_shared(n_threads, n_slots)
+    work_shape = (n_threads, n_slots) if use_shared else (1, 1)
+    count_slot = n_slots - 1
+    prefix_sums, best_candidate = _block_helpers(n_threads, n_slots)
+
+    def scan_rows_kernel(
+        X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, totals,
+        feature_mask, missing_bin, criterion, inv_scales, l2_regularization, min_samples_leaf, min_weight_leaf,
+        gains, bins, missing_left, scratch, first_task,
+    ):
+        shared_work = cuda.shared.array(work_shape, types.int64)
+        missing = cuda.shared.array(n_slots, types.int64)
+        best_gain = cuda.shared.array(n_threads, types.float64)
+        best_order = cuda.shared.array(n_threads, types.int32)
+        neighbour = cuda.local.array(n_slots, types.int64)
+        left_with_missing = cuda.local.array(n_slots, types.int64)
+        tid = cuda.threadIdx.x
+        n_features = X_binned.shape[1]
+        task = first_task + cuda.blockIdx.x
+        node = task // n_features
+        feature_idx = task - node * n_features
+        if not feature_mask[node, feature_idx]:  # the same branch for the whole block
+            if tid == 0:
+                gains[node, feature_idx] = -math.inf
+                bins[node, feature_idx] = NO_SPLIT
+                missing_left[node, feature_idx] = False
+            return
+        if use_shared:
+            work = shared_work
+        else:
+            work = scratch[cuda.blockIdx.x]
+        # The node's histogram of this feature: the same int64 sums as the CPU's
+        # sorted rows give, bin by bin.
+        for slot in range(n_slots):
+            work[tid, slot] = 0
+        cuda.syncthreads()
+        tree = node_tree[node]
+        n_row_stats = row_stats.shape[1]
+        for position in range(node_start[node] + tid, node_stop[node], n_threads):
+            row = sample_indices[position]
+            bin_idx = X_binned[row, feature_idx]
+            multiplicity = sample_counts[tree, row]
+            first_slot = row_slot[row]
+            for stat_idx in range(n_row_stats):
+                cuda.atomic.add(work, (bin_idx, first_slot + stat_idx), multiplicity * row_stats[row, stat_idx])
+            cuda.atomic.add(work, (bin_idx, count_slot), 1)
+        cuda.syncthreads()
+        # The candidates are the occupied bins below the missing bin, whose prefix sums
+        # never include it; the missing sums are kept apart. (Only reads here: the
+        # prefix sums write after their first barrier.)
+        for slot in range(tid, n_slots, n_threads):
+            missing[slot] = work[missing_bin, slot]
+        candidate = tid < missing_bin and work[tid, count_slot] != 0
+        prefix_sums(work, tid, neighbour)
+        gain = -math.inf
+        order = NO_ORDER
+        if candidate:
+            parent = totals[node]
+            # n_slots - 1, read from an argument: a loop bound known only at run time keeps
+            # the math's loops over the slots rolled (56 registers, not 72 to 128, at 11+ slots).
+            n_stat_slots = parent.shape[0] - 1
+            cost = parent_cost(criterion, parent, n_stat_slots, inv_scales, l2_regularization)
+            gain, best_bin, best_missing_left = scan_threshold(
+                tid, parent, cost, work[tid], missing, left_with_missing, missing[count_slot] > 0,
+                -math.inf, NO_SPLIT, False, criterion, n_stat_slots, inv_scales, l2_regularization,
+                min_samples_leaf, min_weight_leaf[node],
+            )
+            if best_bin != NO_SPLIT:
+                order = 2 * best_bin + (1 if best_missing_left else 0)
+        best_gain[tid] = gain
+        best_order[tid] = order
+        cuda.syncthreads()
+        best_candidate(best_gain, best_order, tid)
+        if tid == 0:
+            _write_best(best_gain, best_order, node, feature_idx, gains, bins, missing_left)
+
+    return scan_rows_kernel, cuda.jit(scan_rows_kernel)
+
+
+@functools.lru_cache(maxsize=None)
+def _finish_rows_kernel(n_slots, threads):
+    """Phase 2 of the row path: the chosen feature's left and missing sums from the rows."""
+
+    def finish_rows_kernel(
+        X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, totals,
+        missing_bin, gains, bins, missing_left, out_gain, out_feature, out_bin, out_missing_left, out_left_totals,
+        out_next_bin,
+    ):
+        block_left = cuda.shared.array(n_slots, types.int64)
+        block_missing = cuda.shared.array(n_slots, types.int64)
+        block_next_bin = cuda.shared.array(1, types.int64)
+        own_left = cuda.local.array(n_slots, types.int64)
+        own_missing = cuda.local.array(n_slots, types.int64)
+        tid = cuda.threadIdx.x
+        for node in range(cuda.blockIdx.x, node_start.shape[0], cuda.gridDim.x):
+            # Every thread gets the same answer; no need to share it.
+            best_feature, best_gain = pick_best_feature(gains, bins, node)
+            if tid < n_slots:
+                block_left[tid] = 0
+                block_missing[tid] = 0
+            if tid == 0:
+                block_next_bin[0] = missing_bin
+            cuda.syncthreads()
+            if best_feature != NO_SPLIT:
+                best_bin = bins[node, best_feature]
+                counts = sample_counts[node_tree[node]]
+                for slot in range(n_slots):
+                    own_left[slot] = 0
+                    own_missing[slot] = 0
+                own_next_bin = missing_bin
+                for position in range(node_start[node] + tid, node_stop[node], threads):
+                    row = sample_indices[position]
+                    bin_idx = X_binned[row, best_feature]
+                    if bin_idx == missing_bin:
+                        accumulate_row(own_missing, row, counts[row], row_slot, row_stats)
+                    elif bin_idx <= best_bin:
+                        accumulate_row(own_left, row, counts[row], row_slot, row_stats)
+                    else:
+                        own_next_bin = min(own_next_bin, bin_idx)
+                for slot in range(n_slots):
+                    if own_left[slot] != 0:
+                        cuda.atomic.add(block_left, slot, own_left[slot])
+                    if own_missing[slot] != 0:
+                        cuda.atomic.add(block_missing, slot, own_missing[slot])
+                if own_next_bin != missing_bin:
+                    cuda.atomic.min(block_next_bin, 0, own_next_bin)
+            cuda.syncthreads()
+            if tid == 0:
+                out_feature[node] = best_feature
+                out_gain[node] = best_gain
+                out_next_bin[node] = NO_SPLIT
+                if best_feature == NO_SPLIT:
+                    for slot in range(n_slots):
+                        out_left_totals[node, slot] = 0
+                    out_bin[node] = NO_SPLIT
+                    out_missing_left[node] = False
+                else:
+                    out_bin[node] = bins[node, best_feature]
+                    for slot in range(n_slots):
+                        out_left_totals[node, slot] = block_left[slot]
+                    if block_next_bin[0] != missing_bin:
+                        out_next_bin[node] = block_next_bin[0]
+                    out_missing_left[node] = resolve_missing_left(
+                        missing_left[node, best_feature], block_missing, out_left_totals[node], totals[node]
+                    )
+            # The shared sums are read before the next node clears them.
+            cuda.syncthreads()
+
+    return finish_rows_kernel, cuda.jit(finish_rows_kernel)
+
+
+def find_best_splits_from_rows(
+    X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats,
+    totals, feature_mask, missing_bin, criterion, inv_scales, l2_regularization,
+    min_samples_leaf, min_weight_leaf, out_gain, out_feature, out_bin, out_missing_left, out_left_totals,
+    out_next_bin,
+):
+    """Best split of every node from its rows (see ``kernels.cpu``).
+
+    Launch: one block of ``scan_threads(missing_bin + 1)`` threads per (node,
+    feature) (several launches only when the work histograms go to global
+    scratch), then one block of ``FINISH_ROWS_THREADS`` threads per node
+    (grid-stride beyond ``MAX_BLOCKS`` blocks).
+    """
+    n_nodes = node_start.shape[0]
+    if n_nodes == 0:
+        return
+    n_features = X_binned.shape[1]
+    n_slots = totals.shape[1]
+    xp = array_namespace(totals)
+    gains, bins, missing_left = _split_scratch(xp, n_nodes, n_features)
+    n_threads = scan_threads(int(missing_bin) + 1)
+    if n_features > 0:
+        _launch_phase1(
+            _scan_rows_kernel(n_threads, n_slots)[1], n_nodes * n_features, n_threads, n_slots, xp,
+            (X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats,
+             totals, feature_mask, missing_bin, criterion, inv_scales, l2_regularization, min_samples_leaf,
+             min_weight_leaf, gains, bins, missing_left),
+        )
+    finish = _finish_rows_kernel(n_slots, FINISH_ROWS_THREADS)[1]
+    finish[max(1, min(n_nodes, MAX_BLOCKS)), FINISH_ROWS_THREADS](
+        X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, totals,
+        missing_bin, gains, bins, missing_left, out_gain, out_feature, out_bin, out_missing_left, out_left_totals,
+        out_next_bin,
+    )
+
+
+# --- PTX checks ------------------------------------------------------------------------------
+
+
+def _argument_types():
+    int64_1d = types.Array(types.int64, 1, "C")
+    int32_1d = types.Array(types.int32, 1, "C")
+    float64_1d = types.Array(types.float64, 1, "C")
+    bool_1d = types.Array(types.boolean, 1, "C")
+    int64_2d = types.Array(types.int64, 2, "C")
+    int32_2d = types.Array(types.int32, 2, "C")
+    float64_2d = types.Array(types.float64, 2, "C")
+    bool_2d = types.Array(types.boolean, 2, "C")
+    hist = types.Array(types.int64, 4, "C")
+    x_binned = types.Array(types.uint8, 2, "F")
+    scratch = (float64_2d, int32_2d, bool_2d)
+    work = (types.Array(types.int64, 3, "C"), types.int64)
+    outputs = (float64_1d, int32_1d, int32_1d, bool_1d, int64_2d, int32_1d)
+    rows = (x_binned, int32_1d, int64_1d, int64_1d, int64_1d, int32_2d, int32_1d, int64_2d)
+    scan_hist = (
+        hist, int64_1d, int64_2d, bool_2d, int32_1d, types.int64, types.int64, float64_1d, types.float64,
+        types.int64, float64_1d,
+    ) + scratch + work
+    pick_hist = (hist, int64_1d, int64_2d, int32_1d, types.int64) + scratch + outputs
+    scan_rows = rows + (
+        int64_2d, bool_2d, types.int64, types.int64, float64_1d, types.float64, types.int64, float64_1d,
+    ) + scratch + work
+    finish_rows = rows + (int64_2d, types.int64) + scratch + outputs
+    return scan_hist, pick_hist, scan_rows, finish_rows
+
+
+# The factory constants in use: 256 bins; 3 slots (binary classification, newton),
+# 4 (regression), 11 (10 classes).
+PTX_N_BINS = 256
+PTX_N_SLOTS = (3, 4, 11)
+
+
+def ptx_specializations():
+    """``(name, python_function, argument_types, block_size)`` of every kernel specialisation in use."""
+    scan_hist, pick_hist, scan_rows, finish_rows = _argument_types()
+    n_threads = scan_threads(PTX_N_BINS)
+    # Many classes: the work histogram goes to global scratch.
+    many_slots = WORK_SHARED_BYTES // (n_threads * 8) + 1
+    specs = []
+    for n_slots in PTX_N_SLOTS + (many_slots,):
+        where = "" if work_in_shared(n_threads, n_slots) else "_global"
+        specs.append((
+            f"scan_histograms_bins{PTX_N_BINS}_slots{n_slots}{where}",
+            _scan_histograms_kernel(n_threads, n_slots)[0], scan_hist, n_threads,
+        ))
+        specs.append((
+            f"scan_rows_bins{PTX_N_BINS}_slots{n_slots}{where}", _scan_rows_kernel(n_threads, n_slots)[0],
+            scan_rows, n_threads,
+        ))
+    specs.append(("pick_from_histograms", _pick_from_histograms_kernel, pick_hist, PICK_THREADS))
+    for n_slots in PTX_N_SLOTS + (many_slots,):
+        specs.append((
+            f"finish_rows_slots{n_slots}", _finish_rows_kernel(n_slots, FINISH_ROWS_THREADS)[0], finish_rows,
+            FINISH_ROWS_THREADS,
+        ))
+    return specs

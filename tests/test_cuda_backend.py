@@ -1,0 +1,74 @@
+"""Estimators on device='cuda' (numba's CUDA simulator here) equal device='cpu', bit for bit.
+
+The simulator runs every CUDA thread in Python, so the data are tiny; the real
+device runs the same comparison in tests/gpu/.
+"""
+
+import numpy as np
+import pytest
+
+from gpuforest import DecisionTreeClassifier, DecisionTreeRegressor
+from gpuforest.backend import get_backend
+
+TREE_ARRAYS = (
+    "children_left", "children_right", "feature", "threshold", "bin_threshold", "missing_go_to_left", "value",
+    "impurity", "n_node_samples", "weighted_n_node_samples",
+)
+
+
+def tiny_data(seed, n_samples=48, n_features=3):
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.normal(size=(n_samples, n_features)), 1)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    y_class = (np.nan_to_num(X[:, 0]) + 0.5 * np.nan_to_num(X[:, 1]) > 0).astype(int) + (X[:, 2] > 1)
+    y_real = np.nan_to_num(X[:, 0]) * 2 + rng.normal(size=n_samples) ** 2
+    weight = rng.uniform(0.5, 2.0, n_samples)
+    return X, y_class, y_real, weight
+
+
+def assert_identical(cuda_model, cpu_model, X):
+    assert cuda_model.device_ == "cuda" and cpu_model.device_ == "cpu"
+    for name in TREE_ARRAYS:
+        np.testing.assert_array_equal(getattr(cuda_model.tree_, name), getattr(cpu_model.tree_, name), err_msg=name)
+    np.testing.assert_array_equal(cuda_model.predict(X), cpu_model.predict(X))
+    np.testing.assert_array_equal(cuda_model.apply(X), cpu_model.apply(X))
+
+
+# The simulator is slow: every criterion once, every growth setting twice.
+CASES = [
+    {"max_bins": 16},
+    {"max_bins": 16, "max_features": 2, "random_state": 3},
+    {"max_bins": 8, "max_leaf_nodes": 6, "min_samples_leaf": 2},
+    {"max_bins": 256, "max_depth": 3},
+]
+
+
+@pytest.mark.parametrize(
+    "criterion, params", list(zip(["gini", "entropy", "misclassification", "gini"], CASES))
+)
+def test_classifier_on_cuda_equals_cpu(criterion, params):
+    X, y, _, weight = tiny_data(0)
+    models = [
+        DecisionTreeClassifier(criterion=criterion, device=device, **params).fit(X, y, sample_weight=weight)
+        for device in ("cuda", "cpu")
+    ]
+    assert_identical(*models, X)
+    assert models[0].tree_.node_count > 3
+
+
+@pytest.mark.parametrize(
+    "criterion, params", list(zip(["squared_error", "poisson", "squared_error", "poisson"], CASES))
+)
+def test_regressor_on_cuda_equals_cpu(criterion, params):
+    X, _, y, weight = tiny_data(1)
+    models = [
+        DecisionTreeRegressor(criterion=criterion, device=device, **params).fit(X, np.abs(y), sample_weight=weight)
+        for device in ("cuda", "cpu")
+    ]
+    assert_identical(*models, X)
+    assert models[0].tree_.node_count > 3
+
+
+def test_simulator_backend_is_chosen_only_when_asked():
+    assert get_backend("cuda").name == "cuda"
+    assert get_backend("auto").name == "cpu"  # the simulator is for tests, never picked automatically
