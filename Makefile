@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test install bench clean
+.PHONY: demo test install bench clean plain-install-check
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,3 +30,10 @@ bench: $(VENV)/.installed-bench
 
 clean:
 	rm -rf $(VENV) build *.egg-info
+
+# A plain install (no extras): the CPU backend works without CuPy or numba-cuda.
+plain-install-check:
+	rm -rf .venv-plain
+	$(PYTHON) -m venv .venv-plain
+	.venv-plain/bin/pip install --quiet .
+	cd /tmp && $(CURDIR)/.venv-plain/bin/python $(CURDIR)/benchmarks/plain_install_check.py
