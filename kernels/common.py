@@ -274,6 +274,27 @@ def resolve_missing_left(chosen_missing_left, missing, left_totals, totals):
     return chosen_missing_left
 
 
+@njit(cache=True, inline="always")
+def route_to_leaf(X, row, offset, threshold, node_info):
+    """Leaf (index within its tree) that raw row ``row`` of ``X`` reaches in the tree at ``offset``.
+
+    ``node_info = left_child << 32 | feature << 1 | missing_go_left`` is
+    negative at leaves; the right child is ``left_child + 1`` (see
+    ``gpuforest.tree.pack_node_info``).
+    """
+    node = 0
+    info = node_info[offset]
+    while info >= 0:
+        value = X[row, (info >> 1) & 0x7FFFFFFF]
+        if math.isnan(value):
+            left = (info & 1) == 1
+        else:
+            left = value <= threshold[offset + node]
+        node = (info >> 32) + (0 if left else 1)
+        info = node_info[offset + node]
+    return node
+
+
 # --- counter-based RNG --------------------------------------------------------
 # splitmix64's finaliser (Steele, Lea & Flood 2014) applied to a counter: a
 # stateless hash of (seed, purpose, a, b), so that any draw can be made in any

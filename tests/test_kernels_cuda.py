@@ -23,6 +23,7 @@ from gpuforest.binning import BinMapper
 from gpuforest.kernels import common
 from gpuforest.kernels.cpu import binning, leaf_values, partitioning, predict, sampling
 from gpuforest.kernels.cuda import binning as cuda_binning
+from gpuforest.kernels.cuda import launch as cuda_launch
 from gpuforest.kernels.cuda import leaf_values as cuda_leaf_values
 from gpuforest.kernels.cuda import partitioning as cuda_partitioning
 from gpuforest.kernels.cuda import predict as cuda_predict
@@ -75,7 +76,8 @@ def assert_all_equal(cpu_args, cuda_args):
 def grid(request, monkeypatch):
     """Each kernel at its normal launch size, and squeezed into a single block."""
     if request.param == "one_block":
-        for module in (cuda_binning, cuda_sampling, cuda_partitioning, cuda_leaf_values, cuda_predict):
+        monkeypatch.setattr(cuda_launch, "MAX_BLOCKS", 1)
+        for module in (cuda_binning, cuda_sampling, cuda_partitioning):
             monkeypatch.setattr(module, "MAX_BLOCKS", 1)
     return request.param
 

@@ -7,9 +7,9 @@ packed ``node_info = left_child << 32 | feature << 1 | missing_go_left``
 (the tree format numbers siblings consecutively).
 """
 
-import math
-
 from numba import njit, prange
+
+from ..common import route_to_leaf
 
 
 @njit(parallel=True, cache=True)
@@ -30,15 +30,4 @@ def predict_leaves(X, tree_offsets, threshold, node_info, out):
     n_samples = X.shape[0]
     for row in prange(n_samples):
         for tree_idx in range(tree_offsets.shape[0]):
-            offset = tree_offsets[tree_idx]
-            node = 0
-            info = node_info[offset]
-            while info >= 0:
-                value = X[row, (info >> 1) & 0x7FFFFFFF]
-                if math.isnan(value):
-                    left = (info & 1) == 1
-                else:
-                    left = value <= threshold[offset + node]
-                node = (info >> 32) + (0 if left else 1)
-                info = node_info[offset + node]
-            out[row, tree_idx] = node
+            out[row, tree_idx] = route_to_leaf(X, row, tree_offsets[tree_idx], threshold, node_info)

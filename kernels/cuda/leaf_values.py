@@ -8,15 +8,8 @@ import numpy as np
 from numba import cuda, types
 
 from ..common import MISCLASSIFICATION, NEWTON, PARENT, node_impurity, node_weight, slot_value
+from .launch import BLOCK_SIZE, elementwise_config
 
-BLOCK_SIZE = 256
-MAX_BLOCKS = 65535
-
-
-def _elementwise_config(n_items):
-    """``(blocks, threads)`` for one thread per item, grid-stride beyond 65535 blocks."""
-    threads = min(BLOCK_SIZE, (n_items + 31) // 32 * 32)
-    return min((n_items + threads - 1) // threads, MAX_BLOCKS), threads
 
 
 def _node_values_kernel(criterion, totals, inv_scales, l2_regularization, out_value, out_impurity, out_weight):
@@ -50,7 +43,7 @@ def node_values(criterion, totals, inv_scales, l2_regularization, out_value, out
     n_nodes = totals.shape[0]
     if n_nodes == 0:
         return
-    blocks, threads = _elementwise_config(n_nodes)
+    blocks, threads = elementwise_config(n_nodes)
     _node_values[blocks, threads](
         criterion, totals, inv_scales, l2_regularization, out_value, out_impurity, out_weight
     )

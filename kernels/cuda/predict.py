@@ -8,18 +8,12 @@ missing_go_left`` is read as on the CPU: a leaf has a negative ``node_info``,
 the right child of a split node is ``left_child + 1``.
 """
 
-import math
-
 from numba import cuda, types
 
-BLOCK_SIZE = 256
-MAX_BLOCKS = 65535
+from ..common import route_to_leaf
 
+from .launch import BLOCK_SIZE, elementwise_config
 
-def _elementwise_config(n_items):
-    """``(blocks, threads)`` for one thread per item, grid-stride beyond 65535 blocks."""
-    threads = min(BLOCK_SIZE, (n_items + 31) // 32 * 32)
-    return min((n_items + threads - 1) // threads, MAX_BLOCKS), threads
 
 
 def _predict_leaves_kernel(X, tree_offsets, threshold, node_info, out):
@@ -28,18 +22,7 @@ def _predict_leaves_kernel(X, tree_offsets, threshold, node_info, out):
     for pair in range(cuda.grid(1), n_pairs, cuda.gridsize(1)):
         tree_idx = pair // n_samples
         row = pair - tree_idx * n_samples
-        offset = tree_offsets[tree_idx]
-        node = 0
-        info = node_info[offset]
-        while info >= 0:
-            value = X[row, (info >> 1) & 0x7FFFFFFF]
-            if math.isnan(value):
-                left = (info & 1) == 1
-            else:
-                left = value <= threshold[offset + node]
-            node = (info >> 32) + (0 if left else 1)
-            info = node_info[offset + node]
-        out[row, tree_idx] = node
+        out[row, tree_idx] = route_to_leaf(X, row, tree_offsets[tree_idx], threshold, node_info)
 
 
 _predict_leaves = cuda.jit(_predict_leaves_kernel)
@@ -54,7 +37,7 @@ def predict_leaves(X, tree_offsets, threshold, node_info, out):
     n_pairs = X.shape[0] * tree_offsets.shape[0]
     if n_pairs == 0:
         return
-    blocks, threads = _elementwise_config(n_pairs)
+    blocks, threads = elementwise_config(n_pairs)
     _predict_leaves[blocks, threads](X, tree_offsets, threshold, node_info, out)
 
 

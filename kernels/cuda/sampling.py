@@ -18,17 +18,10 @@ import numba
 from numba import cuda, types
 
 from ..common import PURPOSE_FEATURES, bootstrap_row, hash_uniform
+from .launch import BLOCK_SIZE, MAX_BLOCKS, elementwise_config
 
-BLOCK_SIZE = 256
 # feature_masks: a block of threads per node, as many as the features (64 to 256).
 FEATURE_BLOCK_SIZES = (64, 128, 256)
-MAX_BLOCKS = 65535
-
-
-def _elementwise_config(n_items):
-    """``(blocks, threads)`` for one thread per item, grid-stride beyond 65535 blocks."""
-    threads = min(BLOCK_SIZE, (n_items + 31) // 32 * 32)
-    return min((n_items + threads - 1) // threads, MAX_BLOCKS), threads
 
 
 def _uniform_per_row_kernel(seed, purpose, stream, n_rows, out):
@@ -43,7 +36,7 @@ def uniform_per_row(seed, purpose, stream, n_rows, out):
     """``out[row] = U(seed, purpose, stream, row)`` for every row (one thread per row)."""
     if n_rows <= 0:
         return
-    blocks, threads = _elementwise_config(n_rows)
+    blocks, threads = elementwise_config(n_rows)
     _uniform_per_row[blocks, threads](seed, purpose, stream, n_rows, out)
 
 
@@ -122,10 +115,10 @@ def bootstrap_counts(seed, first_tree, n_draws, out):
     n_trees, n_samples = out.shape
     if n_trees * n_samples == 0:
         return
-    blocks, threads = _elementwise_config(n_trees * n_samples)
+    blocks, threads = elementwise_config(n_trees * n_samples)
     _zero_counts[blocks, threads](out)
     if n_draws > 0:
-        blocks, threads = _elementwise_config(n_trees * n_draws)
+        blocks, threads = elementwise_config(n_trees * n_draws)
         _bootstrap_counts[blocks, threads](seed, first_tree, n_draws, out)
 
 
