@@ -274,6 +274,31 @@ def resolve_missing_left(chosen_missing_left, missing, left_totals, totals):
     return chosen_missing_left
 
 
+@njit(cache=True)
+def finish_split_from_histogram(feature_hist, best_bin, n_bins_non_missing, missing_bin, chosen_missing_left,
+                                totals, left_totals):
+    """Left totals, next occupied bin and missing direction of a node's chosen split.
+
+    ``feature_hist`` (n_bins, n_slots) is the node's histogram of the chosen
+    feature; ``left_totals`` (n_slots,) is filled. Returns
+    ``(missing_left, next_bin)`` (``next_bin == NO_SPLIT`` when no occupied
+    bin lies above ``best_bin``).
+    """
+    n_slots = totals.shape[0]
+    for slot in range(n_slots):
+        left_totals[slot] = 0
+    for bin_idx in range(best_bin + 1):
+        for slot in range(n_slots):
+            left_totals[slot] += feature_hist[bin_idx, slot]
+    next_bin = NO_SPLIT
+    for bin_idx in range(best_bin + 1, n_bins_non_missing):
+        if feature_hist[bin_idx, n_slots - 1] > 0:
+            next_bin = bin_idx
+            break
+    missing_left = resolve_missing_left(chosen_missing_left, feature_hist[missing_bin], left_totals, totals)
+    return missing_left, next_bin
+
+
 @njit(cache=True, inline="always")
 def route_to_leaf(X, row, offset, threshold, node_info):
     """Leaf (index within its tree) that raw row ``row`` of ``X`` reaches in the tree at ``offset``.

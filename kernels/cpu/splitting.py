@@ -18,7 +18,10 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ..common import NO_SPLIT, accumulate_row, parent_cost, pick_best_feature, resolve_missing_left, scan_threshold
+from ..common import (
+    NO_SPLIT, accumulate_row, finish_split_from_histogram, parent_cost, pick_best_feature, resolve_missing_left,
+    scan_threshold,
+)
 
 
 @njit(parallel=True, cache=True)
@@ -93,15 +96,9 @@ def find_best_splits_from_histograms(
             continue
         best_bin = bins[node, best_feature]
         out_bin[node] = best_bin
-        feature_hist = hist[hist_rows[node], best_feature]
-        for bin_idx in range(best_bin + 1):
-            out_left_totals[node] += feature_hist[bin_idx]
-        for bin_idx in range(best_bin + 1, n_bins_non_missing[best_feature]):
-            if feature_hist[bin_idx, n_slots - 1] > 0:
-                out_next_bin[node] = bin_idx
-                break
-        out_missing_left[node] = resolve_missing_left(
-            missing_left[node, best_feature], feature_hist[missing_bin], out_left_totals[node], totals[node]
+        out_missing_left[node], out_next_bin[node] = finish_split_from_histogram(
+            hist[hist_rows[node], best_feature], best_bin, n_bins_non_missing[best_feature], missing_bin,
+            missing_left[node, best_feature], totals[node], out_left_totals[node],
         )
 
 

@@ -40,7 +40,10 @@ import math
 
 from numba import cuda, types
 
-from ..common import NO_SPLIT, accumulate_row, parent_cost, pick_best_feature, resolve_missing_left, scan_threshold
+from ..common import (
+    NO_SPLIT, accumulate_row, finish_split_from_histogram, parent_cost, pick_best_feature, resolve_missing_left,
+    scan_threshold,
+)
 from .histogram import array_namespace
 
 # --- launch configuration --------------------------------------------------------
@@ -229,16 +232,9 @@ def _pick_from_histograms_kernel(
             continue
         best_bin = bins[node, best_feature]
         out_bin[node] = best_bin
-        feature_hist = hist[hist_rows[node], best_feature]
-        for bin_idx in range(best_bin + 1):
-            for slot in range(n_slots):
-                out_left_totals[node, slot] += feature_hist[bin_idx, slot]
-        for bin_idx in range(best_bin + 1, n_bins_non_missing[best_feature]):
-            if feature_hist[bin_idx, n_slots - 1] > 0:
-                out_next_bin[node] = bin_idx
-                break
-        out_missing_left[node] = resolve_missing_left(
-            missing_left[node, best_feature], feature_hist[missing_bin], out_left_totals[node], totals[node]
+        out_missing_left[node], out_next_bin[node] = finish_split_from_histogram(
+            hist[hist_rows[node], best_feature], best_bin, n_bins_non_missing[best_feature], missing_bin,
+            missing_left[node, best_feature], totals[node], out_left_totals[node],
         )
 
 
