@@ -70,7 +70,8 @@ def histogram_bandwidth(X, y):
         np.ones((1, n_samples), dtype=np.int32), stats,
     )
     start, stop, tree = np.array([0]), np.array([n_samples]), np.array([0])
-    seconds = cuda_seconds(lambda: backend.build_histograms(rows, start, stop, tree, 256, stats.n_slots))
+    every_feature = np.ones((1, n_features), dtype=bool)
+    seconds = cuda_seconds(lambda: backend.build_histograms(rows, start, stop, tree, 256, stats.n_slots, every_feature))
     # Bytes the kernel must read: the bins, and per row its index, count, slot and statistic.
     bytes_read = n_samples * (n_features + 4 + 4 + 4 + 8 * stats.row_stats.shape[1])
     return bytes_read / seconds, seconds

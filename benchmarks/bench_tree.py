@@ -12,14 +12,13 @@ import argparse
 import json
 import os
 import platform
-import time
 from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 import sklearn
 from sklearn import tree as sklearn_tree
-from sklearn.datasets import make_classification, make_regression
+from bench_common import best_time, synthetic_data
 from sklearn.metrics import accuracy_score, r2_score
 
 import gpuforest
@@ -27,37 +26,15 @@ import gpuforest
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def _time(function, repeats=1):
-    """Best wall time of ``repeats`` calls, and the last result."""
-    best = np.inf
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = function()
-        best = min(best, time.perf_counter() - start)
-    return best, result
-
-
 def _compile_seconds(task):
-    X, y = make_classification(n_samples=2000, n_features=8, random_state=0)
+    X, y, _, _ = synthetic_data("classification", 2000, 8, 0)
     estimator = gpuforest.DecisionTreeClassifier() if task == "classification" else gpuforest.DecisionTreeRegressor()
-    seconds, _ = _time(lambda: estimator.fit(X, y.astype(float) if task == "regression" else y).predict(X))
+    seconds, _ = best_time(lambda: estimator.fit(X, y.astype(float) if task == "regression" else y).predict(X))
     return seconds
 
 
-def _data(task, n_samples, n_features, seed):
-    n_total = n_samples + n_samples // 10
-    if task == "classification":
-        X, y = make_classification(
-            n_samples=n_total, n_features=n_features, n_informative=n_features // 2, random_state=seed
-        )
-    else:
-        X, y = make_regression(n_samples=n_total, n_features=n_features, n_informative=n_features // 2, noise=10.0, random_state=seed)
-    X = X.astype(np.float32)
-    return X[:n_samples], y[:n_samples], X[n_samples:], y[n_samples:]
-
-
 def run(task, n_samples, n_features, max_depth, seed):
-    X_train, y_train, X_test, y_test = _data(task, n_samples, n_features, seed)
+    X_train, y_train, X_test, y_test = synthetic_data(task, n_samples, n_features, seed)
     compile_seconds = _compile_seconds(task)
     if task == "classification":
         ours = gpuforest.DecisionTreeClassifier(max_depth=max_depth, random_state=seed, device="cpu")
@@ -69,8 +46,8 @@ def run(task, n_samples, n_features, max_depth, seed):
         metric, score = "r2", r2_score
     rows = []
     for name, estimator in (("gpuforest", ours), ("scikit-learn", theirs)):
-        fit_seconds, _ = _time(lambda: estimator.fit(X_train, y_train))
-        predict_seconds, predictions = _time(lambda: estimator.predict(X_test), repeats=3)
+        fit_seconds, _ = best_time(lambda: estimator.fit(X_train, y_train))
+        predict_seconds, predictions = best_time(lambda: estimator.predict(X_test), repeats=3)
         rows.append(
             {
                 "library": name,

@@ -1,8 +1,15 @@
 """gpuforest: tree ensembles on the GPU and the CPU with scikit-learn's API."""
 
+from .bagging import BaggingClassifier, BaggingRegressor
 from .decision_tree import DecisionTreeClassifier, DecisionTreeRegressor
 from .devices import show_devices
 from .export import export_text
+from .forest import ExtraTreesClassifier, ExtraTreesRegressor, RandomForestClassifier, RandomForestRegressor
+from .voting import VotingClassifier, VotingRegressor
 
-__all__ = ["DecisionTreeClassifier", "DecisionTreeRegressor", "export_text", "show_devices"]
+__all__ = [
+    "DecisionTreeClassifier", "DecisionTreeRegressor", "export_text", "show_devices",
+    "VotingClassifier", "VotingRegressor", "RandomForestClassifier", "RandomForestRegressor",
+    "ExtraTreesClassifier", "ExtraTreesRegressor", "BaggingClassifier", "BaggingRegressor",
+]
 __version__ = "0.1.0"

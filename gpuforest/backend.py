@@ -142,6 +142,20 @@ class Backend:
         )
         return self.to_host(masks)
 
+    def threshold_draws(self, seed, node_tree, node_idx, n_features):
+        """Uniforms of the random thresholds, kept on the device: shape (n_nodes, n_features), float64."""
+        draws = self.xp.empty((node_tree.shape[0], n_features), dtype=np.float64)
+        self.kernels.sampling.threshold_draws(
+            seed, self.to_device(node_tree), self.to_device(node_idx), n_features, draws
+        )
+        return draws
+
+    def _threshold_draws_or_best(self, threshold_draws, n_features):
+        """``threshold_draws`` on the device; ``None`` -> no rows, which the split kernels read as best splits."""
+        if threshold_draws is None:
+            return self.xp.empty((0, n_features), dtype=np.float64)
+        return self.to_device(threshold_draws)
+
     def node_totals(self, rows, node_start, node_stop, node_tree, n_slots):
         totals = self.xp.empty((node_start.shape[0], n_slots), dtype=np.int64)
         self.kernels.histogram.node_totals(
@@ -150,12 +164,18 @@ class Backend:
         )
         return self.to_host(totals)
 
-    def build_histograms(self, rows, node_start, node_stop, node_tree, n_bins, n_slots):
+    def build_histograms(self, rows, node_start, node_stop, node_tree, n_bins, n_slots, feature_mask):
+        """Histograms of shape (n_nodes, n_features, n_bins, n_slots), int64, on the device.
+
+        Only the (node, feature) pairs where ``feature_mask`` (host, (n_nodes,
+        n_features) bool) is True are filled; the others are unspecified.
+        """
         n_features = rows.X_binned.shape[1]
         hist = self.xp.empty((node_start.shape[0], n_features, n_bins, n_slots), dtype=np.int64)
         self.kernels.histogram.build_histograms(
             rows.X_binned, rows.sample_indices, self.to_device(node_start), self.to_device(node_stop),
-            self.to_device(node_tree), rows.sample_counts, rows.row_slot, rows.row_stats, hist,
+            self.to_device(node_tree), self.to_device(feature_mask), rows.sample_counts, rows.row_slot,
+            rows.row_stats, hist,
         )
         return hist
 
@@ -175,13 +195,16 @@ class Backend:
         return SplitResult(*(self.to_host(array) for array in device_outputs))
 
     def find_best_splits_from_histograms(
-        self, hist, hist_rows, totals, feature_mask, bin_mapper, stats, min_samples_leaf, min_weight_leaf
+        self, hist, hist_rows, totals, feature_mask, bin_mapper, stats, min_samples_leaf, min_weight_leaf,
+        threshold_draws=None,
     ):
+        """Best split per node; ``threshold_draws`` (n_nodes, n_features) draws random thresholds."""
+        draws = self._threshold_draws_or_best(threshold_draws, feature_mask.shape[1])
         return self._split_result(
             hist_rows.shape[0],
             totals.shape[1],
             lambda outputs: self.kernels.splitting.find_best_splits_from_histograms(
-                hist, self.to_device(hist_rows), self.to_device(totals), self.to_device(feature_mask),
+                hist, self.to_device(hist_rows), self.to_device(totals), self.to_device(feature_mask), draws,
                 self.to_device(bin_mapper.n_bins_non_missing_), bin_mapper.missing_bin, stats.criterion,
                 self.to_device(stats.inv_scales), stats.l2_regularization, min_samples_leaf,
                 self.to_device(min_weight_leaf), *outputs,
@@ -190,15 +213,17 @@ class Backend:
 
     def find_best_splits_from_rows(
         self, rows, node_start, node_stop, node_tree, totals, feature_mask, bin_mapper, stats, min_samples_leaf,
-        min_weight_leaf,
+        min_weight_leaf, threshold_draws=None,
     ):
+        """Best split per node from its rows; ``threshold_draws`` as in ``find_best_splits_from_histograms``."""
+        draws = self._threshold_draws_or_best(threshold_draws, feature_mask.shape[1])
         return self._split_result(
             node_start.shape[0],
             totals.shape[1],
             lambda outputs: self.kernels.splitting.find_best_splits_from_rows(
                 rows.X_binned, rows.sample_indices, self.to_device(node_start), self.to_device(node_stop),
                 self.to_device(node_tree), rows.sample_counts, rows.row_slot, rows.row_stats,
-                self.to_device(totals), self.to_device(feature_mask), bin_mapper.missing_bin, stats.criterion,
+                self.to_device(totals), self.to_device(feature_mask), draws, bin_mapper.missing_bin, stats.criterion,
                 self.to_device(stats.inv_scales), stats.l2_regularization, min_samples_leaf,
                 self.to_device(min_weight_leaf), *outputs,
             ),

@@ -43,38 +43,98 @@ def resolve_max_features(max_features, n_features):
     return max(1, int(max_features * n_features))
 
 
-class BaseDecisionTree(BaseEstimator):
+# scikit-learn's constraints on the tree parameters, shared by trees and forests.
+TREE_PARAMETER_CONSTRAINTS = {
+    "max_depth": [Interval(Integral, 1, None, closed="left"), None],
+    "splitter": [StrOptions({"best", "random"})],
+    "min_samples_split": [
+        Interval(Integral, 2, None, closed="left"),
+        Interval(RealNotInt, 0.0, 1.0, closed="right"),
+    ],
+    "min_samples_leaf": [
+        Interval(Integral, 1, None, closed="left"),
+        Interval(RealNotInt, 0.0, 1.0, closed="neither"),
+    ],
+    "min_weight_fraction_leaf": [Interval(Real, 0.0, 0.5, closed="both")],
+    "max_features": [
+        Interval(Integral, 1, None, closed="left"),
+        Interval(RealNotInt, 0.0, 1.0, closed="right"),
+        StrOptions({"sqrt", "log2"}),
+        None,
+    ],
+    "random_state": ["random_state"],
+    "max_leaf_nodes": [Interval(Integral, 2, None, closed="left"), None],
+    "min_impurity_decrease": [Interval(Real, 0.0, None, closed="left")],
+    "max_bins": [Interval(Integral, 2, 256, closed="both")],
+    "device": [StrOptions(set(DEVICES))],
+}
+
+
+def validate_fit_data(estimator, X, y, sample_weight):
+    """``X`` as float32 C-order (NaN allowed), ``y``, and non-negative weights with a positive sum."""
+    X, y = validate_data(estimator, X, y, dtype=np.float32, ensure_all_finite="allow-nan", order="C")
+    sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+    if not sample_weight.sum() > 0:
+        raise ValueError("sample_weight must have a positive sum; every weight is zero.")
+    return X, y, sample_weight
+
+
+def validate_predict_data(estimator, X):
+    """``X`` to predict on, checked against what ``estimator`` was fitted on."""
+    return validate_data(estimator, X, dtype=np.float32, ensure_all_finite="allow-nan", order="C", reset=False)
+
+
+def growth_params(estimator, n_samples, n_features, seed, random_thresholds):
+    """``GrowthParams`` from an estimator's tree parameters (scikit-learn's meanings).
+
+    ``random_thresholds``: one random threshold per drawn feature (extra trees)
+    instead of the best one.
+    """
+    min_samples_leaf = estimator.min_samples_leaf
+    if not isinstance(min_samples_leaf, Integral):
+        min_samples_leaf = int(np.ceil(min_samples_leaf * n_samples))
+    min_samples_split = estimator.min_samples_split
+    if not isinstance(min_samples_split, Integral):
+        min_samples_split = max(2, int(np.ceil(min_samples_split * n_samples)))
+    return GrowthParams(
+        max_depth=MAX_DEPTH_UNLIMITED if estimator.max_depth is None else estimator.max_depth,
+        min_samples_split=max(min_samples_split, 2 * min_samples_leaf),
+        min_samples_leaf=min_samples_leaf,
+        min_weight_fraction_leaf=estimator.min_weight_fraction_leaf,
+        min_impurity_decrease=estimator.min_impurity_decrease,
+        max_leaf_nodes=estimator.max_leaf_nodes,
+        max_features=resolve_max_features(estimator.max_features, n_features),
+        seed=seed,
+        random_thresholds=random_thresholds,
+    )
+
+
+def encode_classes(y):
+    """``classes_`` and the class index of each label, after scikit-learn's target checks."""
+    check_classification_targets(y)
+    return np.unique(y, return_inverse=True)
+
+
+class AllowNaNMixin:
+    """Tells scikit-learn's checks that X may hold NaN (missing values are learned)."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
+
+
+class BaseDecisionTree(AllowNaNMixin, BaseEstimator):
     """Validation, parameters and fitting shared by both tree estimators."""
 
-    _parameter_constraints = {
-        "max_depth": [Interval(Integral, 1, None, closed="left"), None],
-        "min_samples_split": [
-            Interval(Integral, 2, None, closed="left"),
-            Interval(RealNotInt, 0.0, 1.0, closed="right"),
-        ],
-        "min_samples_leaf": [
-            Interval(Integral, 1, None, closed="left"),
-            Interval(RealNotInt, 0.0, 1.0, closed="neither"),
-        ],
-        "min_weight_fraction_leaf": [Interval(Real, 0.0, 0.5, closed="both")],
-        "max_features": [
-            Interval(Integral, 1, None, closed="left"),
-            Interval(RealNotInt, 0.0, 1.0, closed="right"),
-            StrOptions({"sqrt", "log2"}),
-            None,
-        ],
-        "random_state": ["random_state"],
-        "max_leaf_nodes": [Interval(Integral, 2, None, closed="left"), None],
-        "min_impurity_decrease": [Interval(Real, 0.0, None, closed="left")],
-        "max_bins": [Interval(Integral, 2, 256, closed="both")],
-        "device": [StrOptions(set(DEVICES))],
-    }
+    _parameter_constraints = TREE_PARAMETER_CONSTRAINTS
 
     def __init__(
-        self, *, criterion, max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf,
+        self, *, criterion, splitter, max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf,
         max_features, random_state, max_leaf_nodes, min_impurity_decrease, max_bins, device,
     ):
         self.criterion = criterion
+        self.splitter = splitter
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf
@@ -86,41 +146,11 @@ class BaseDecisionTree(BaseEstimator):
         self.max_bins = max_bins
         self.device = device
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
-        return tags
-
-    def _validate_X_y(self, X, y, sample_weight):
-        X, y = validate_data(self, X, y, dtype=np.float32, ensure_all_finite="allow-nan", order="C")
-        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
-        if not sample_weight.sum() > 0:
-            raise ValueError("sample_weight must have a positive sum; every weight is zero.")
-        return X, y, sample_weight
-
-    def _growth_params(self, n_samples, n_features, seed):
-        min_samples_leaf = self.min_samples_leaf
-        if not isinstance(min_samples_leaf, Integral):
-            min_samples_leaf = int(np.ceil(min_samples_leaf * n_samples))
-        min_samples_split = self.min_samples_split
-        if not isinstance(min_samples_split, Integral):
-            min_samples_split = max(2, int(np.ceil(min_samples_split * n_samples)))
-        return GrowthParams(
-            max_depth=MAX_DEPTH_UNLIMITED if self.max_depth is None else self.max_depth,
-            min_samples_split=max(min_samples_split, 2 * min_samples_leaf),
-            min_samples_leaf=min_samples_leaf,
-            min_weight_fraction_leaf=self.min_weight_fraction_leaf,
-            min_impurity_decrease=self.min_impurity_decrease,
-            max_leaf_nodes=self.max_leaf_nodes,
-            max_features=resolve_max_features(self.max_features, n_features),
-            seed=seed,
-        )
-
     def _grow(self, X, sample_weight, stats, n_values):
         """Bin ``X`` and grow the tree on the rows with positive weight."""
         backend = get_backend(self.device)
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
-        params = self._growth_params(X.shape[0], X.shape[1], seed)
+        params = growth_params(self, X.shape[0], X.shape[1], seed, random_thresholds=self.splitter == "random")
         sample_indices = np.flatnonzero(sample_weight > 0).astype(np.int32)
         self._bin_mapper = BinMapper(self.max_bins, random_state=seed).fit(X[sample_indices])
         rows = backend.row_data(
@@ -135,7 +165,7 @@ class BaseDecisionTree(BaseEstimator):
 
     def _validate_X_predict(self, X):
         check_is_fitted(self, "tree_")
-        return validate_data(self, X, dtype=np.float32, ensure_all_finite="allow-nan", order="C", reset=False)
+        return validate_predict_data(self, X)
 
     def apply(self, X):
         """Index of the leaf each sample ends up in, shape (n_samples,)."""
@@ -174,6 +204,10 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
     criterion : {"gini", "entropy", "log_loss", "misclassification"}, default="gini"
         Impurity: Gini index, Shannon entropy in bits (``log_loss`` is an
         alias) or misclassification rate ``1 - max_k p_k``.
+    splitter : {"best", "random"}, default="best"
+        ``"random"``: each drawn feature gets one random threshold, a bin drawn
+        uniformly between the node's lowest and highest occupied bins, and the
+        best of those splits (extremely randomized trees, Geurts et al. 2006).
     max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf,
     max_features, random_state, max_leaf_nodes, min_impurity_decrease, class_weight
         As in ``sklearn.tree.DecisionTreeClassifier``.
@@ -201,12 +235,12 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
     }
 
     def __init__(
-        self, *, criterion="gini", max_depth=None, min_samples_split=2, min_samples_leaf=1,
+        self, *, criterion="gini", splitter="best", max_depth=None, min_samples_split=2, min_samples_leaf=1,
         min_weight_fraction_leaf=0.0, max_features=None, random_state=None, max_leaf_nodes=None,
         min_impurity_decrease=0.0, class_weight=None, max_bins=256, device="auto",
     ):
         super().__init__(
-            criterion=criterion, max_depth=max_depth, min_samples_split=min_samples_split,
+            criterion=criterion, splitter=splitter, max_depth=max_depth, min_samples_split=min_samples_split,
             min_samples_leaf=min_samples_leaf, min_weight_fraction_leaf=min_weight_fraction_leaf,
             max_features=max_features, random_state=random_state, max_leaf_nodes=max_leaf_nodes,
             min_impurity_decrease=min_impurity_decrease, max_bins=max_bins, device=device,
@@ -216,9 +250,8 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
     def fit(self, X, y, sample_weight=None):
         """Grow the tree on ``X`` (n_samples, n_features) and class labels ``y``."""
         self._validate_params()
-        X, y, sample_weight = self._validate_X_y(X, y, sample_weight)
-        check_classification_targets(y)
-        self.classes_, y_encoded = np.unique(y, return_inverse=True)
+        X, y, sample_weight = validate_fit_data(self, X, y, sample_weight)
+        self.classes_, y_encoded = encode_classes(y)
         self.n_classes_ = self.classes_.shape[0]
         if self.class_weight is not None:
             sample_weight = sample_weight * compute_sample_weight(self.class_weight, y_encoded)
@@ -245,6 +278,8 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
     ----------
     criterion : {"squared_error", "poisson"}, default="squared_error"
         Variance reduction, or half Poisson deviance reduction (``y >= 0``).
+    splitter : {"best", "random"}, default="best"
+        As in ``DecisionTreeClassifier``.
     max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf,
     max_features, random_state, max_leaf_nodes, min_impurity_decrease
         As in ``sklearn.tree.DecisionTreeRegressor``.
@@ -263,12 +298,12 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
     }
 
     def __init__(
-        self, *, criterion="squared_error", max_depth=None, min_samples_split=2, min_samples_leaf=1,
-        min_weight_fraction_leaf=0.0, max_features=None, random_state=None, max_leaf_nodes=None,
+        self, *, criterion="squared_error", splitter="best", max_depth=None, min_samples_split=2,
+        min_samples_leaf=1, min_weight_fraction_leaf=0.0, max_features=None, random_state=None, max_leaf_nodes=None,
         min_impurity_decrease=0.0, max_bins=256, device="auto",
     ):
         super().__init__(
-            criterion=criterion, max_depth=max_depth, min_samples_split=min_samples_split,
+            criterion=criterion, splitter=splitter, max_depth=max_depth, min_samples_split=min_samples_split,
             min_samples_leaf=min_samples_leaf, min_weight_fraction_leaf=min_weight_fraction_leaf,
             max_features=max_features, random_state=random_state, max_leaf_nodes=max_leaf_nodes,
             min_impurity_decrease=min_impurity_decrease, max_bins=max_bins, device=device,
@@ -277,7 +312,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
     def fit(self, X, y, sample_weight=None):
         """Grow the tree on ``X`` (n_samples, n_features) and real targets ``y``."""
         self._validate_params()
-        X, y, sample_weight = self._validate_X_y(X, y, sample_weight)
+        X, y, sample_weight = validate_fit_data(self, X, y, sample_weight)
         y = np.asarray(y, dtype=np.float64)
         if self.criterion == "poisson":
             if np.any(y < 0):

@@ -8,11 +8,12 @@ compilation, reported apart.
 import time
 
 import numpy as np
+from sklearn import ensemble as sklearn_ensemble
 from sklearn import tree as sklearn_tree
 from sklearn.datasets import load_breast_cancer, load_diabetes, load_digits, make_classification
 from sklearn.model_selection import train_test_split
 
-from . import DecisionTreeClassifier, DecisionTreeRegressor
+from . import DecisionTreeClassifier, DecisionTreeRegressor, RandomForestClassifier, RandomForestRegressor
 from .backend import get_backend
 
 
@@ -24,37 +25,56 @@ def _timed(estimator, X_train, y_train, X_test, y_test):
 
 
 def _datasets():
+    """``(name, task, X, y, forest parameters)``: small sets get 100 full trees, the large one 20 of depth 16."""
     X, y = make_classification(n_samples=200_000, n_features=28, n_informative=14, random_state=0)
-    yield "digits", "classification", *load_digits(return_X_y=True)
-    yield "breast_cancer", "classification", *load_breast_cancer(return_X_y=True)
-    yield "synthetic 200k x 28", "classification", X, y
-    yield "diabetes", "regression", *load_diabetes(return_X_y=True)
+    small, large = {"n_estimators": 100}, {"n_estimators": 20, "max_depth": 16}
+    yield "digits", "classification", *load_digits(return_X_y=True), small
+    yield "breast_cancer", "classification", *load_breast_cancer(return_X_y=True), small
+    yield "synthetic 200k x 28", "classification", X, y, large
+    yield "diabetes", "regression", *load_diabetes(return_X_y=True), small
+
+
+def _models(task, forest_params):
+    """``(model, ours, scikit-learn's)`` for one task."""
+    if task == "classification":
+        yield "tree", DecisionTreeClassifier(random_state=0), sklearn_tree.DecisionTreeClassifier(random_state=0)
+        yield (
+            "forest", RandomForestClassifier(random_state=0, **forest_params),
+            sklearn_ensemble.RandomForestClassifier(random_state=0, n_jobs=-1, **forest_params),
+        )
+    else:
+        yield "tree", DecisionTreeRegressor(random_state=0), sklearn_tree.DecisionTreeRegressor(random_state=0)
+        yield (
+            "forest", RandomForestRegressor(random_state=0, **forest_params),
+            sklearn_ensemble.RandomForestRegressor(random_state=0, n_jobs=-1, **forest_params),
+        )
 
 
 def main():
     device = get_backend("auto").name
-    print(f"gpuforest decision trees on device={device!r} vs scikit-learn (fully grown trees)\n")
+    print(f"gpuforest on device={device!r} vs scikit-learn (trees fully grown unless a depth is given)\n")
     warm_X, warm_y = load_digits(return_X_y=True)
     start = time.perf_counter()
-    DecisionTreeClassifier().fit(warm_X, warm_y)
-    DecisionTreeRegressor().fit(warm_X, warm_y.astype(float))
+    RandomForestClassifier(n_estimators=2).fit(warm_X, warm_y)
+    RandomForestRegressor(n_estimators=2).fit(warm_X, warm_y.astype(float))
     print(f"one-off JIT compilation / cache load: {time.perf_counter() - start:.1f} s\n")
-    header = f"{'data set':<22}{'metric':<10}{'gpuforest':>11}{'sklearn':>11}{'fit s':>9}{'sk fit s':>10}{'speed-up':>10}"
+    header = (
+        f"{'data set':<22}{'model':<8}{'metric':<10}{'gpuforest':>11}{'sklearn':>11}{'fit s':>9}{'sk fit s':>10}"
+        f"{'speed-up':>10}"
+    )
     print(header)
     print("-" * len(header))
-    for name, task, X, y in _datasets():
+    for name, task, X, y, forest_params in _datasets():
         X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=0)
-        if task == "classification":
-            ours, theirs, metric = DecisionTreeClassifier(random_state=0), sklearn_tree.DecisionTreeClassifier(random_state=0), "accuracy"
-        else:
-            ours, theirs, metric = DecisionTreeRegressor(random_state=0), sklearn_tree.DecisionTreeRegressor(random_state=0), "R^2"
-        our_score, our_seconds = _timed(ours, X_train, y_train, X_test, y_test)
-        their_score, their_seconds = _timed(theirs, X_train, y_train, X_test, y_test)
-        print(
-            f"{name:<22}{metric:<10}{our_score:>11.4f}{their_score:>11.4f}{our_seconds:>9.3f}"
-            f"{their_seconds:>10.3f}{their_seconds / our_seconds:>9.1f}x"
-        )
-    print("\nForests and boosting join this table as they land.")
+        metric = "accuracy" if task == "classification" else "R^2"
+        for model, ours, theirs in _models(task, forest_params):
+            our_score, our_seconds = _timed(ours, X_train, y_train, X_test, y_test)
+            their_score, their_seconds = _timed(theirs, X_train, y_train, X_test, y_test)
+            print(
+                f"{name:<22}{model:<8}{metric:<10}{our_score:>11.4f}{their_score:>11.4f}{our_seconds:>9.3f}"
+                f"{their_seconds:>10.3f}{their_seconds / our_seconds:>9.1f}x"
+            )
+    print("\nBoosting joins this table as it lands.")
 
 
 if __name__ == "__main__":

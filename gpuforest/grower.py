@@ -7,13 +7,16 @@ One loop grows any number of trees at once (a forest batch, or one tree)::
         chosen, candidates = self._select(candidates)
         candidates = candidates.concat(self._evaluate(*self._split(chosen)))
 
-``_evaluate`` builds the histograms of a batch of nodes (the smaller child of
-each pair, the larger one by subtraction from its parent; small nodes skip
-histograms and are scanned from their rows), then finds the best split of
-every node; ``_split`` partitions the rows of the chosen nodes. Each step is
-one backend call for all nodes of all trees. Depth-wise growth splits every
-candidate; with ``max_leaf_nodes`` the best candidate of each tree is split
-first (best-first, as scikit-learn's ``BestFirstTreeBuilder``).
+``_evaluate`` draws the features each node evaluates (``max_features`` of
+them, or all), builds the histograms of a batch of nodes over those features
+only (with all features, the smaller child of each pair and the larger one by
+subtraction from its parent; with fewer, every node its own, since a child's
+features differ from its parent's; small nodes skip histograms and are
+scanned from their rows), then finds the best split of every node; ``_split``
+partitions the rows of the chosen nodes. Each step is one backend call for all
+nodes of all trees. Depth-wise growth splits every candidate; with
+``max_leaf_nodes`` the best candidate of each tree is split first (best-first,
+as scikit-learn's ``BestFirstTreeBuilder``).
 """
 
 from dataclasses import dataclass, fields
@@ -39,6 +42,8 @@ class GrowthParams:
     max_leaf_nodes: int | None
     max_features: int
     seed: int
+    # Extra trees: one random threshold per (node, feature) (kernels/cpu/splitting.py).
+    random_thresholds: bool = False
 
 
 @dataclass
@@ -182,9 +187,12 @@ class TreeGrower:
     n_values : int
         Values per node (classes for classification, 1 otherwise).
     params : GrowthParams
+    first_tree : int, default=0
+        Global index of the batch's first tree: random draws are keyed by
+        global tree index, so a tree is the same whatever batch it grows in.
     """
 
-    def __init__(self, backend, rows, tree_offsets, bin_mapper, stats, n_values, params):
+    def __init__(self, backend, rows, tree_offsets, bin_mapper, stats, n_values, params, first_tree=0):
         self.backend = backend
         self.rows = rows
         self.tree_offsets = tree_offsets
@@ -192,6 +200,7 @@ class TreeGrower:
         self.stats = stats
         self.n_values = n_values
         self.params = params
+        self.first_tree = first_tree
         self.n_trees = tree_offsets.shape[0] - 1
         self.n_features = rows.X_binned.shape[1]
         # Below this many rows a node is scanned from its rows, not from a
@@ -252,7 +261,9 @@ class TreeGrower:
         A chunk is a set of sibling pairs (or of roots) sized from the backend's
         free memory; an out-of-memory error halves the chunk and redoes the level.
         Histograms are kept for the next level's subtraction only when the level
-        fit in one chunk. Returns ``(split, hist, hist_row)``.
+        fit in one chunk and every node evaluates every feature (with
+        ``max_features < n_features`` a child's features differ from its
+        parent's). Returns ``(split, hist, hist_row)``.
         """
         paired = parent_hist is not None
         n_units = nodes.size // 2 if paired else nodes.size
@@ -282,19 +293,46 @@ class TreeGrower:
             units = np.arange(first, min(first + units_per_chunk, n_units))
             positions = np.concatenate([units, units + n_units]) if paired else units
             chunk = nodes.take(positions)
+            chunk_splittable = splittable[positions]
+            # Drawn before the histograms, so that they hold only the features searched.
+            masks = self._feature_masks(chunk, chunk_splittable)
             chunk_parent_hist_row = parent_hist_row[units] if paired else None
             chunk_hist, chunk_hist_row = self._histograms(
-                chunk, splittable[positions], parent_hist, chunk_parent_hist_row
+                chunk, chunk_splittable, masks, parent_hist, chunk_parent_hist_row
             )
-            chunk_split = self._best_splits(chunk, splittable[positions], chunk_hist, chunk_hist_row)
+            chunk_split = self._best_splits(chunk, chunk_splittable, masks, chunk_hist, chunk_hist_row)
             for target, source in zip(split.outputs(), chunk_split.outputs()):
                 target[positions] = source
-            if units_per_chunk >= n_units:
+            if units_per_chunk >= n_units and self.params.max_features >= self.n_features:
                 hist, hist_row = chunk_hist, chunk_hist_row
         return split, hist, hist_row
 
-    def _histograms(self, nodes, splittable, parent_hist, parent_hist_row):
-        """Histograms of the large splittable nodes: ``(hist, hist_row)``."""
+    def _feature_masks(self, nodes, splittable):
+        """The features each node evaluates: (n_nodes, n_features) bool.
+
+        Every feature for every node when ``max_features >= n_features``; else
+        ``max_features`` features per splittable node, drawn from its tree and
+        index (so the same whatever the chunking), and none for the others.
+        """
+        params = self.params
+        if params.max_features >= self.n_features:
+            return np.ones((nodes.size, self.n_features), dtype=bool)
+        masks = np.zeros((nodes.size, self.n_features), dtype=bool)
+        evaluate = np.flatnonzero(splittable)
+        if evaluate.size:
+            masks[evaluate] = self.backend.feature_masks(
+                params.seed, self.first_tree + nodes.tree[evaluate], nodes.node_idx[evaluate], self.n_features,
+                params.max_features,
+            )
+        return masks
+
+    def _histograms(self, nodes, splittable, masks, parent_hist, parent_hist_row):
+        """Histograms of the large splittable nodes: ``(hist, hist_row)``.
+
+        A built histogram holds the features of the node's row of ``masks``
+        (``_feature_masks``); ``parent_hist`` (for subtraction) comes only with
+        every feature in every row.
+        """
         count = nodes.totals[:, -1]
         needs_hist = splittable & (count >= self.min_rows_histogram)
         hist_row = np.full(nodes.size, -1, dtype=np.int64)
@@ -315,7 +353,7 @@ class TreeGrower:
             return None, hist_row
         n_bins, n_slots = self.bin_mapper.max_bins, self.stats.n_slots
         built = self.backend.build_histograms(
-            self.rows, nodes.start[build], nodes.stop[build], nodes.tree[build], n_bins, n_slots
+            self.rows, nodes.start[build], nodes.stop[build], nodes.tree[build], n_bins, n_slots, masks[build]
         )
         hist_row[build] = np.arange(build.size)
         if derive.size == 0:
@@ -324,8 +362,8 @@ class TreeGrower:
         hist_row[derive] = build.size + np.arange(derive.size)
         return self.backend.xp.concatenate([built, derived]), hist_row
 
-    def _best_splits(self, nodes, splittable, hist, hist_row):
-        """Best split of every node (``NO_SPLIT`` for those not splittable)."""
+    def _best_splits(self, nodes, splittable, masks, hist, hist_row):
+        """Best split of every node over its features in ``masks`` (``NO_SPLIT`` for those not splittable)."""
         params, stats = self.params, self.stats
         split = SplitResult.empty(nodes.size, stats.n_slots)
         split.feature[:] = NO_SPLIT
@@ -333,28 +371,28 @@ class TreeGrower:
         evaluate = np.flatnonzero(splittable)
         if evaluate.size == 0:
             return split
-        if params.max_features < self.n_features:
-            masks = self.backend.feature_masks(
-                params.seed, nodes.tree[evaluate], nodes.node_idx[evaluate], self.n_features, params.max_features
-            )
-        else:
-            masks = np.ones((evaluate.size, self.n_features), dtype=bool)
         min_weight_leaf = self.min_weight_leaf[nodes.tree[evaluate]]
+        draws = None
+        if params.random_thresholds:
+            draws = self.backend.threshold_draws(
+                params.seed, self.first_tree + nodes.tree[evaluate], nodes.node_idx[evaluate], self.n_features
+            )
         from_hist = hist_row[evaluate] >= 0
         for subset, use_hist in ((np.flatnonzero(from_hist), True), (np.flatnonzero(~from_hist), False)):
             if subset.size == 0:
                 continue
             positions = evaluate[subset]
+            subset_draws = None if draws is None else draws[subset]
             if use_hist:
                 result = self.backend.find_best_splits_from_histograms(
-                    hist, hist_row[positions], nodes.totals[positions], masks[subset], self.bin_mapper, stats,
-                    params.min_samples_leaf, min_weight_leaf[subset],
+                    hist, hist_row[positions], nodes.totals[positions], masks[positions], self.bin_mapper, stats,
+                    params.min_samples_leaf, min_weight_leaf[subset], threshold_draws=subset_draws,
                 )
             else:
                 result = self.backend.find_best_splits_from_rows(
                     self.rows, nodes.start[positions], nodes.stop[positions], nodes.tree[positions],
-                    nodes.totals[positions], masks[subset], self.bin_mapper, stats, params.min_samples_leaf,
-                    min_weight_leaf[subset],
+                    nodes.totals[positions], masks[positions], self.bin_mapper, stats, params.min_samples_leaf,
+                    min_weight_leaf[subset], threshold_draws=subset_draws,
                 )
             for target, source in zip(split.outputs(), result.outputs()):
                 target[positions] = source

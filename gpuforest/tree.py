@@ -135,3 +135,25 @@ def pack_node_info(feature, missing_go_left, children_left):
     """
     packed = (children_left.astype(np.int64) << 32) | (np.maximum(feature, 0).astype(np.int64) << 1)
     return packed | missing_go_left.astype(np.int64)
+
+
+def pack_forest(trees):
+    """The trees' node arrays concatenated, for prediction over all trees at once.
+
+    Returns
+    -------
+    tree_offsets : ndarray of shape (n_trees,), dtype int64
+        Index of each tree's root in the flat arrays.
+    threshold : ndarray of shape (n_nodes_total,), dtype float64
+    node_info : ndarray of shape (n_nodes_total,), dtype int64
+        ``pack_node_info`` of every node.
+    value : ndarray of shape (n_nodes_total, n_values), dtype float64
+    """
+    node_counts = np.array([tree.node_count for tree in trees], dtype=np.int64)
+    tree_offsets = np.concatenate([[0], np.cumsum(node_counts)[:-1]]).astype(np.int64)
+    threshold = np.concatenate([tree.threshold for tree in trees])
+    node_info = np.concatenate(
+        [pack_node_info(tree.feature, tree.missing_go_to_left, tree.children_left) for tree in trees]
+    )
+    value = np.concatenate([tree.value[:, 0] for tree in trees])
+    return tree_offsets, threshold, node_info, value

@@ -27,6 +27,17 @@ weighted impurity decrease times the root weight (Breiman et al. 1984, ch. 4).
 Terms of the cost that are linear in the statistics cancel exactly in the
 gain, so the kernels evaluate only the non-linear *proxy* part
 (``proxy_cost``), as scikit-learn's ``proxy_impurity_improvement`` does.
+
+Random thresholds
+-----------------
+Extra-trees splits (Geurts, Ernst & Wehenkel 2006; scikit-learn's
+``splitter="random"``) keep one candidate threshold per (node, feature): with
+``lo`` and ``hi`` the lowest and highest occupied non-missing bins of the node
+in the feature and ``u`` the node's uniform draw for the feature
+(``PURPOSE_THRESHOLD``), ``random_threshold_bin`` draws a bin ``b`` in
+``[lo, hi)``, and the candidate is the highest occupied bin ``<= b`` (the rows
+with bin ``<= b`` go left). ``hi == lo`` gives no split. The candidate is then
+judged by ``scan_threshold`` like any other.
 """
 
 import math
@@ -244,6 +255,18 @@ def scan_threshold(
         if gain > best_gain:
             best_gain, best_bin, best_missing_left = gain, bin_idx, True
     return best_gain, best_bin, best_missing_left
+
+
+@njit(cache=True, inline="always")
+def random_threshold_bin(lo, hi, draw):
+    """Bin ``b`` in ``[lo, hi)`` drawn by ``draw`` in [0, 1): ``lo + min(int(draw * (hi - lo)), hi - lo - 1)``.
+
+    ``lo < hi`` are the lowest and highest occupied non-missing bins of a node
+    in a feature; the rows with bin ``<= b`` go left, so both sides hold rows.
+    The ``min`` keeps ``b < hi`` where ``draw * (hi - lo)`` rounds up to ``hi - lo``.
+    """
+    span = hi - lo
+    return lo + min(int(draw * span), span - 1)
 
 
 @njit(cache=True)

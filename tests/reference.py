@@ -22,6 +22,8 @@ NO_SPLIT = -1
 LEAF = -1
 # Purpose code of the feature-sampling draws (documented in kernels/cpu/sampling.py).
 PURPOSE_FEATURES = 1
+# Purpose code of the random-threshold draws (kernels/cpu/sampling.py's threshold_draws).
+PURPOSE_THRESHOLD = 3
 
 
 # --- binning ------------------------------------------------------------------
@@ -288,6 +290,73 @@ def best_split(
         gain=chosen["gain"], next_bin=min(above) if above else NO_SPLIT,
     )
     return result
+
+
+def random_threshold_bins(X_binned, rows, feature_mask, threshold_draws, missing_bin):
+    """Extra trees: the one candidate threshold bin of each feature of a node (``NO_SPLIT``: none).
+
+    With ``lo``/``hi`` the lowest/highest non-missing bins of the node's rows
+    and ``u = threshold_draws[feature]``, the drawn bin is
+    ``lo + min(floor(u * (hi - lo)), hi - lo - 1)``; the candidate is the
+    highest bin of a row at or below it.
+    """
+    bins = []
+    for feature in range(X_binned.shape[1]):
+        present = sorted({int(X_binned[row, feature]) for row in rows} - {missing_bin})
+        if not feature_mask[feature] or len(present) < 2:
+            bins.append(NO_SPLIT)
+            continue
+        lo, hi = present[0], present[-1]
+        drawn = lo + min(math.floor(float(threshold_draws[feature]) * (hi - lo)), hi - lo - 1)
+        bins.append(max(b for b in present if b <= drawn))
+    return bins
+
+
+def random_threshold_split(
+    criterion, X_binned, rows, counts, row_slot, row_stats, parent, feature_mask, threshold_draws,
+    n_bins_non_missing, missing_bin, inv_scales, l2_regularization, min_samples_leaf, min_weight_leaf,
+    tie_tolerance=1e-12,
+):
+    """The documented extra-trees choice: ``best_split`` among the random candidates only.
+
+    ``threshold_draws`` is the node's row (n_features,). Returns the dict of
+    ``best_split`` plus ``thresholds``, the ``random_threshold_bins``.
+    """
+    thresholds = random_threshold_bins(X_binned, rows, feature_mask, threshold_draws, missing_bin)
+    everything = best_split(
+        criterion, X_binned, rows, counts, row_slot, row_stats, parent, feature_mask, n_bins_non_missing,
+        missing_bin, inv_scales, l2_regularization, min_samples_leaf, min_weight_leaf, tie_tolerance,
+    )
+    scale = everything["scale"]
+    candidates = [c for c in everything["candidates"] if c["bin"] == thresholds[c["feature"]]]
+    valid = [c for c in candidates if c["valid"]]
+    result = {"scale": scale, "candidates": candidates, "thresholds": thresholds}
+    if not valid:
+        result.update(
+            feature=NO_SPLIT, bin=NO_SPLIT, missing_left=False, left_totals=[0] * len(parent), gain=-math.inf,
+            next_bin=NO_SPLIT,
+        )
+        return result
+    largest = max(c["gain"] for c in valid)
+    chosen = next(c for c in valid if c["gain"] >= largest - tie_tolerance * scale)
+    missing_left = chosen["missing_left"] if chosen["has_missing"] else 2 * chosen["left"][-1] >= int(parent[-1])
+    above = [
+        int(X_binned[row, chosen["feature"]]) for row in rows
+        if chosen["bin"] < X_binned[row, chosen["feature"]] != missing_bin
+    ]
+    result.update(
+        feature=chosen["feature"], bin=chosen["bin"], missing_left=missing_left, left_totals=chosen["left"],
+        gain=chosen["gain"], next_bin=min(above) if above else NO_SPLIT,
+    )
+    return result
+
+
+def threshold_draws(seed, node_tree, node_idx, n_features):
+    """``U(seed, threshold, tree * 2**32 + node_idx, feature)`` per node and feature."""
+    return np.array([
+        [hash_uniform(seed, PURPOSE_THRESHOLD, (int(tree) << 32) + int(node), f) for f in range(n_features)]
+        for tree, node in zip(node_tree, node_idx)
+    ]).reshape(len(node_tree), n_features)
 
 
 # --- partition and prediction --------------------------------------------------------

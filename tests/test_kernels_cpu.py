@@ -117,6 +117,14 @@ def reference_histograms(rows, stats):
     )
 
 
+def random_feature_mask(rng, n_nodes, n_features):
+    """A random (n_nodes, n_features) bool mask: the first node has every feature, the last none."""
+    mask = rng.random((n_nodes, n_features)) < 0.5
+    mask[0] = True
+    mask[-1] = False
+    return mask
+
+
 # --- binning -------------------------------------------------------------------------------
 
 
@@ -187,6 +195,18 @@ def test_feature_masks_match_reference(seed, n_features):
         np.testing.assert_array_equal(out.sum(axis=1), max_features)
 
 
+@pytest.mark.parametrize("seed", [0, 2**31 - 1])
+def test_threshold_draws_match_reference(seed):
+    node_tree = np.array([0, 0, 1, 5, 1000, 3], dtype=np.int64)
+    node_idx = np.array([0, 1, 2, 7, 3, 2**31], dtype=np.int64)
+    out = np.full((node_tree.size, 7), -1.0)
+    sampling.threshold_draws(seed, node_tree, node_idx, 7, out)
+    np.testing.assert_array_equal(out, ref.threshold_draws(seed, node_tree, node_idx, 7))
+    assert np.all((out >= 0) & (out < 1)) and np.unique(out).size == out.size
+    # Not the feature-sampling draws of the same nodes.
+    assert not np.isin(out, [common.hash_uniform(seed, common.PURPOSE_FEATURES, 0, f) for f in range(7)]).any()
+
+
 # --- histograms and totals --------------------------------------------------------------------
 
 
@@ -224,12 +244,30 @@ def test_build_histograms_matches_reference(criterion, seed):
     hist = rng.integers(-100, 100, shape)  # must be overwritten
     histogram.build_histograms(
         rows["X_binned"], rows["sample_indices"], rows["node_start"], rows["node_stop"], rows["node_tree"],
-        rows["sample_counts"], stats.row_slot, stats.row_stats, hist,
+        np.ones(shape[:2], dtype=bool), rows["sample_counts"], stats.row_slot, stats.row_stats, hist,
     )
     expected = reference_histograms(rows, stats)
     np.testing.assert_array_equal(hist, expected)
     # Summed over the bins of any feature, a histogram is the node's totals.
     np.testing.assert_array_equal(hist.sum(axis=2), np.repeat(reference_totals(rows, stats)[:, None], shape[1], 1))
+
+
+@pytest.mark.parametrize("criterion", ["gini", "squared_error", "newton"])
+def test_build_histograms_fills_the_pairs_of_the_feature_mask(criterion):
+    rng = np.random.default_rng(["gini", "squared_error", "newton"].index(criterion) + 150)
+    rows = make_rows(rng, n_features=7)
+    stats = make_statistics(rng, criterion, rows["X_binned"].shape[0])
+    shape = (rows["node_start"].size, rows["X_binned"].shape[1], rows["max_bins"], stats.n_slots)
+    mask = random_feature_mask(rng, *shape[:2])
+    before = rng.integers(-100, 100, shape)
+    hist = before.copy()
+    histogram.build_histograms(
+        rows["X_binned"], rows["sample_indices"], rows["node_start"], rows["node_stop"], rows["node_tree"], mask,
+        rows["sample_counts"], stats.row_slot, stats.row_stats, hist,
+    )
+    np.testing.assert_array_equal(hist[mask], reference_histograms(rows, stats)[mask])
+    # The other pairs are skipped, not filled.
+    np.testing.assert_array_equal(hist[~mask], before[~mask])
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -249,9 +287,14 @@ def test_subtract_histograms_gives_the_sibling(seed):
 # --- split finding ------------------------------------------------------------------------------
 
 
-def run_split_kernels(rows, stats, totals, masks, min_samples_leaf, min_weight_leaf, rng):
-    """Both split kernels on the same nodes; returns their outputs as two dicts."""
+def run_split_kernels(rows, stats, totals, masks, min_samples_leaf, min_weight_leaf, rng, draws=None):
+    """Both split kernels on the same nodes; returns their outputs as two dicts.
+
+    ``draws`` (n_nodes, n_features) asks for random thresholds; ``None``, for the best ones.
+    """
     n_nodes, n_slots = totals.shape
+    if draws is None:
+        draws = np.empty((0, masks.shape[1]))
     node_hist = reference_histograms(rows, stats)
     # Histograms at shuffled rows among unrelated ones, to check the hist_rows indirection.
     n_hist = n_nodes + 3
@@ -272,14 +315,14 @@ def run_split_kernels(rows, stats, totals, masks, min_samples_leaf, min_weight_l
     common_args = (stats.criterion, stats.inv_scales, stats.l2_regularization, min_samples_leaf, min_weight_leaf)
     from_hist = outputs()
     splitting.find_best_splits_from_histograms(
-        hist, hist_rows, totals, masks, rows["n_bins_non_missing"], rows["missing_bin"], *common_args,
+        hist, hist_rows, totals, masks, draws, rows["n_bins_non_missing"], rows["missing_bin"], *common_args,
         *from_hist.values(),
     )
     from_rows = outputs()
     splitting.find_best_splits_from_rows(
         rows["X_binned"], rows["sample_indices"], rows["node_start"], rows["node_stop"], rows["node_tree"],
-        rows["sample_counts"], stats.row_slot, stats.row_stats, totals, masks, rows["missing_bin"], *common_args,
-        *from_rows.values(),
+        rows["sample_counts"], stats.row_slot, stats.row_stats, totals, masks, draws, rows["missing_bin"],
+        *common_args, *from_rows.values(),
     )
     return from_hist, from_rows
 
@@ -450,6 +493,111 @@ def test_missing_direction_without_missing_values_follows_the_majority(bins, exp
     assert (expected["feature"], expected["bin"], expected["missing_left"]) == (0, 0, expected_missing_left)
     for result, label in ((from_hist, "from_histograms"), (from_rows, "from_rows")):
         assert_split_matches(result, expected, 0, label)
+
+
+def reference_random_splits(rows, stats, criterion, totals, masks, draws, min_samples_leaf, min_weight_leaf):
+    expected = []
+    for node in range(totals.shape[0]):
+        node_rows = ref.node_rows(rows["sample_indices"], rows["node_start"], rows["node_stop"], node)
+        expected.append(
+            ref.random_threshold_split(
+                criterion, rows["X_binned"], node_rows,
+                rows["sample_counts"][rows["node_tree"][node]], stats.row_slot, stats.row_stats, totals[node],
+                masks[node], draws[node], rows["n_bins_non_missing"], rows["missing_bin"], stats.inv_scales,
+                stats.l2_regularization, min_samples_leaf, min_weight_leaf[node],
+            )
+        )
+    return expected
+
+
+RANDOM_SPLIT_SETTINGS = [
+    # criterion, seed, min_samples_leaf, min_weight_leaf as a fraction of the node's weight
+    ("gini", 0, 1, 0.0),
+    ("entropy", 1, 1, 0.0),
+    ("misclassification", 2, 2, 0.0),
+    ("squared_error", 3, 1, 0.1),
+    ("poisson", 4, 1, 0.0),
+    ("newton", 5, 1, 0.0),
+    ("gini", 6, 6, 0.0),  # min_samples_leaf rejects many random thresholds
+    ("squared_error", 7, 8, 0.2),
+]
+
+
+@pytest.mark.parametrize("criterion, seed, min_samples_leaf, weight_fraction", RANDOM_SPLIT_SETTINGS)
+def test_random_threshold_splits_match_reference(criterion, seed, min_samples_leaf, weight_fraction):
+    rng = np.random.default_rng(2000 + seed)
+    rows = make_rows(rng)
+    stats = make_statistics(rng, criterion, rows["X_binned"].shape[0], l2_regularization=1.0 * (seed % 2))
+    totals = reference_totals(rows, stats)
+    n_nodes, n_features = totals.shape[0], rows["X_binned"].shape[1]
+    masks = rng.random((n_nodes, n_features)) < 0.8
+    masks[0] = True
+    masks[-1] = False  # no feature at all: no split
+    draws = ref.threshold_draws(seed, rows["node_tree"], np.arange(n_nodes), n_features)
+    draws[0, 0] = np.nextafter(1.0, 0.0)  # the largest draw still falls below hi
+    weights = np.array([ref.node_stats(criterion, t, stats.inv_scales)["W"] for t in totals])
+    min_weight_leaf = weight_fraction * weights
+
+    from_hist, from_rows = run_split_kernels(
+        rows, stats, totals, masks, min_samples_leaf, min_weight_leaf, rng, draws
+    )
+    expected = reference_random_splits(rows, stats, criterion, totals, masks, draws, min_samples_leaf, min_weight_leaf)
+    best = reference_splits(rows, stats, criterion, totals, masks, min_samples_leaf, min_weight_leaf)
+    for node in range(n_nodes):
+        assert_split_matches(from_hist, expected[node], node, "from_histograms")
+        assert_split_matches(from_rows, expected[node], node, "from_rows")
+        if expected[node]["feature"] != ref.NO_SPLIT:
+            # The random threshold of the chosen feature, which never beats the best split.
+            assert expected[node]["bin"] == expected[node]["thresholds"][expected[node]["feature"]]
+            assert expected[node]["gain"] <= best[node]["gain"] + 1e-9 * best[node]["scale"]
+    for key in from_hist:
+        np.testing.assert_array_equal(from_hist[key], from_rows[key], err_msg=key)
+    assert expected[-1]["feature"] == ref.NO_SPLIT
+    assert sum(e["feature"] != ref.NO_SPLIT for e in expected) >= 2  # the test is not vacuous
+    # Some random threshold differs from the best one, so the mode is really in use.
+    assert any(e["feature"] != b["feature"] or e["bin"] != b["bin"] for e, b in zip(expected, best))
+    if min_samples_leaf > 1:
+        # A random threshold that min_samples_leaf rejects: its feature gives no split.
+        rejected = [
+            c for e in expected for c in e["candidates"] if not c["valid"] and c["left"][-1] < min_samples_leaf
+        ]
+        assert rejected
+
+
+def test_random_thresholds_stay_between_the_lowest_and_highest_bins():
+    """Over many draws every occupied bin in [lo, hi) is chosen, never hi; one occupied bin gives no split."""
+    n_samples = 12
+    # Feature 0: bins 1, 3, 4, 6 occupied (lo = 1, hi = 6); feature 1: bin 2 only, and missing values.
+    X_binned = np.asfortranarray(np.array(
+        [[1, 2], [1, 7], [3, 2], [3, 2], [4, 7], [4, 2], [6, 2], [6, 2], [1, 2], [3, 7], [4, 2], [6, 2]],
+        dtype=np.uint8,
+    ))
+    y = np.arange(n_samples) % 2
+    stats = statistics.classification_statistics("gini", y, 2, np.ones(n_samples))
+    n_nodes = 200
+    rows = {
+        "X_binned": X_binned,
+        "sample_indices": np.arange(n_samples, dtype=np.int32),
+        "sample_counts": np.ones((1, n_samples), dtype=np.int32),
+        "node_start": np.zeros(n_nodes, dtype=np.int64),
+        "node_stop": np.full(n_nodes, n_samples, dtype=np.int64),
+        "node_tree": np.zeros(n_nodes, dtype=np.int64),
+        "n_bins_non_missing": np.array([7, 7], dtype=np.int32),
+        "missing_bin": 7,
+        "max_bins": 8,
+    }
+    totals = np.repeat(reference_totals(rows, stats)[:1], n_nodes, axis=0)
+    masks = np.ones((n_nodes, 2), dtype=bool)
+    draws = ref.threshold_draws(3, rows["node_tree"], np.arange(n_nodes), 2)
+    from_hist, from_rows = run_split_kernels(
+        rows, stats, totals, masks, 1, np.zeros(n_nodes), np.random.default_rng(0), draws
+    )
+    for result in (from_hist, from_rows):
+        np.testing.assert_array_equal(result["feature"], 0)
+        assert set(result["bin"]) == {1, 3, 4}
+    # Drawn bin b = 1 + min(floor(5 u), 4): b = 1, 2 -> 1; b = 3 -> 3; b = 4, 5 -> 4.
+    drawn = 1 + np.minimum(np.floor(draws[:, 0] * 5), 4)
+    np.testing.assert_array_equal(from_hist["bin"], np.select([drawn <= 2, drawn == 3], [1, 3], 4))
 
 
 # --- partition ----------------------------------------------------------------------------------

@@ -18,7 +18,6 @@ import numpy as np
 import pytest
 from numba import config, cuda
 
-from gpuforest import statistics
 from gpuforest.binning import BinMapper
 from gpuforest.kernels import common
 from gpuforest.kernels.cpu import binning, leaf_values, partitioning, predict, sampling
@@ -179,6 +178,23 @@ def test_feature_masks(grid, seed, n_features, n_nodes):
         )
         assert_all_equal(cpu_args, cuda_args)
         np.testing.assert_array_equal(cuda_args[5].sum(axis=1), max_features)
+
+
+@pytest.mark.parametrize("seed, n_features, n_nodes", [(0, 1, 6), (2**31 - 1, 9, 6), (3, 70, 4)])
+def test_threshold_draws(grid, seed, n_features, n_nodes):
+    """One thread per (node, feature): several per thread when squeezed into one block."""
+    node_tree = np.array([0, 0, 1, 5, 1000, 3], dtype=np.int64)[:n_nodes]
+    node_idx = np.array([0, 1, 2, 7, 3, 2**31], dtype=np.int64)[:n_nodes]
+    out = np.full((n_nodes, n_features), -1.0)
+    cpu_args, cuda_args = run_both(
+        sampling.threshold_draws, cuda_sampling.threshold_draws, (seed, node_tree, node_idx, n_features, out)
+    )
+    assert_all_equal(cpu_args, cuda_args)
+    np.testing.assert_array_equal(cuda_args[4], ref.threshold_draws(seed, node_tree, node_idx, n_features))
+
+
+def test_threshold_draws_without_nodes():
+    cuda_sampling.threshold_draws(0, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), 5, np.zeros((0, 5)))
 
 
 def test_feature_masks_without_nodes():

@@ -17,9 +17,9 @@ from gpuforest.kernels.cpu import histogram as cpu_histogram
 from gpuforest.kernels.cuda import histogram as cuda_histogram
 
 try:
-    from .test_kernels_cpu import MAX_COUNT, make_statistics
+    from .test_kernels_cpu import MAX_COUNT, make_statistics, random_feature_mask
 except ImportError:
-    from test_kernels_cpu import MAX_COUNT, make_statistics
+    from test_kernels_cpu import MAX_COUNT, make_statistics, random_feature_mask
 
 
 # --- problem generator (shared with test_kernels_cuda_splitting.py) ---------------------------
@@ -93,10 +93,18 @@ def cpu_totals(batch, stats):
     return totals
 
 
-def cpu_histograms(batch, stats):
+def histogram_args(batch, stats, feature_mask=None):
+    """The arguments of ``build_histograms`` before ``hist``; ``feature_mask=None``: every feature."""
+    if feature_mask is None:
+        feature_mask = np.ones((batch["node_start"].size, batch["X_binned"].shape[1]), dtype=bool)
+    sample_indices, node_start, node_stop, node_tree, *per_row = row_args(batch, stats)
+    return (batch["X_binned"], sample_indices, node_start, node_stop, node_tree, feature_mask, *per_row)
+
+
+def cpu_histograms(batch, stats, feature_mask=None):
     shape = (batch["node_start"].size, batch["X_binned"].shape[1], batch["max_bins"], stats.n_slots)
     hist = np.empty(shape, dtype=np.int64)
-    cpu_histogram.build_histograms(batch["X_binned"], *row_args(batch, stats), hist)
+    cpu_histogram.build_histograms(*histogram_args(batch, stats, feature_mask), hist)
     return hist
 
 
@@ -116,10 +124,10 @@ def small_launches(monkeypatch):
     sys.setswitchinterval(interval)
 
 
-def cuda_histograms(batch, stats, rng):
+def cuda_histograms(batch, stats, rng, feature_mask=None):
     shape = (batch["node_start"].size, batch["X_binned"].shape[1], batch["max_bins"], stats.n_slots)
     hist = rng.integers(-100, 100, shape)  # must be overwritten
-    cuda_histogram.build_histograms(batch["X_binned"], *row_args(batch, stats), hist)
+    cuda_histogram.build_histograms(*histogram_args(batch, stats, feature_mask), hist)
     return hist
 
 
@@ -180,8 +188,26 @@ def test_build_histograms_of_no_node_and_of_empty_nodes(small_launches):
             "node_tree": np.zeros(len(node_start), dtype=np.int64),
         }
         hist = np.ones((len(node_start), n_features, n_bins, stats.n_slots), dtype=np.int64)
-        cuda_histogram.build_histograms(batch["X_binned"], *row_args({**batch, **nodes}, stats), hist)
+        cuda_histogram.build_histograms(*histogram_args({**batch, **nodes}, stats), hist)
         assert not hist.any()
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_build_histograms_with_a_feature_mask_matches_cpu(shared, small_launches, monkeypatch):
+    """Masked-out features are skipped: whole feature groups (the block returns), or some of a group."""
+    monkeypatch.setattr(cuda_histogram, "MAX_FEATURES_PER_BLOCK", 2)  # groups {0, 1}, {2, 3}, {4}
+    if not shared:
+        monkeypatch.setattr(cuda_histogram, "SHARED_BUDGET_BYTES", 64)
+    rng = np.random.default_rng(15 + shared)
+    batch = make_batch(rng, n_features=5, n_sub_nodes=1)
+    stats = make_statistics(rng, "gini" if shared else "newton", batch["X_binned"].shape[0], 1.0)
+    mask = random_feature_mask(rng, batch["node_start"].size, 5)
+    mask[1] = [False, False, False, False, True]  # only the last group
+    mask[2] = [False, True, True, False, False]  # part of two groups
+    hist = cuda_histograms(batch, stats, rng, mask)
+    np.testing.assert_array_equal(hist[mask], cpu_histograms(batch, stats, mask)[mask])
+    # The launcher zeroes every pair; nothing is added to the skipped ones.
+    assert not hist[~mask].any()
 
 
 # --- the task table ---------------------------------------------------------------------------

@@ -6,7 +6,8 @@ drawn up to three times, missing bins, one-row and empty nodes, feature masks
 (a node without any feature), ``min_samples_leaf`` and ``min_weight_leaf``.
 The CUDA kernels scan the bins in parallel and reduce; the CPU scans them in
 order, so exact ties (misclassification's dyadic weights, duplicated
-features) check that the reduction picks the CPU's candidate. Launch
+features) check that the reduction picks the CPU's candidate. Random
+thresholds (extra trees) run through the same comparison. Launch
 constants are small under the simulator (every CUDA thread is a Python
 thread) except in the 256-bin test.
 """
@@ -19,6 +20,7 @@ import pytest
 
 from gpuforest import statistics
 from gpuforest.kernels.common import NO_SPLIT
+from gpuforest.kernels.cpu import sampling as cpu_sampling
 from gpuforest.kernels.cpu import splitting as cpu_splitting
 from gpuforest.kernels.cuda import splitting as cuda_splitting
 
@@ -59,25 +61,30 @@ def garbage_outputs(n_nodes, n_slots):
     }
 
 
-def run_both(module, batch, stats, totals, masks, min_samples_leaf, min_weight_leaf, hist, hist_rows):
-    """Both split paths of ``module`` (cpu or cuda); returns their outputs as two dicts."""
+def run_both(module, batch, stats, totals, masks, min_samples_leaf, min_weight_leaf, hist, hist_rows, draws=None):
+    """Both split paths of ``module`` (cpu or cuda); returns their outputs as two dicts.
+
+    ``draws`` (n_nodes, n_features) asks for random thresholds; ``None``, for the best ones.
+    """
     common_args = (stats.criterion, stats.inv_scales, stats.l2_regularization, min_samples_leaf, min_weight_leaf)
     n_nodes = totals.shape[0]
+    if draws is None:
+        draws = np.empty((0, masks.shape[1]))
     from_hist = garbage_outputs(n_nodes, stats.n_slots)
     module.find_best_splits_from_histograms(
-        hist, hist_rows, totals, masks, batch["n_bins_non_missing"], batch["missing_bin"], *common_args,
+        hist, hist_rows, totals, masks, draws, batch["n_bins_non_missing"], batch["missing_bin"], *common_args,
         *from_hist.values(),
     )
     from_rows = garbage_outputs(n_nodes, stats.n_slots)
     module.find_best_splits_from_rows(
         batch["X_binned"], batch["sample_indices"], batch["node_start"], batch["node_stop"], batch["node_tree"],
-        batch["sample_counts"], stats.row_slot, stats.row_stats, totals, masks, batch["missing_bin"], *common_args,
-        *from_rows.values(),
+        batch["sample_counts"], stats.row_slot, stats.row_stats, totals, masks, draws, batch["missing_bin"],
+        *common_args, *from_rows.values(),
     )
     return from_hist, from_rows
 
 
-def assert_cuda_matches_cpu(batch, stats, masks, min_samples_leaf, min_weight_leaf, rng):
+def assert_cuda_matches_cpu(batch, stats, masks, min_samples_leaf, min_weight_leaf, rng, draws=None):
     """CUDA == CPU for both paths, bit for bit; returns the CPU's histogram-path result."""
     totals = cpu_totals(batch, stats)
     node_hist = cpu_histograms(batch, stats)
@@ -86,7 +93,7 @@ def assert_cuda_matches_cpu(batch, stats, masks, min_samples_leaf, min_weight_le
     hist = rng.integers(-(10**6), 10**6, (n_nodes + 2,) + node_hist.shape[1:])
     hist_rows = rng.permutation(n_nodes + 2)[:n_nodes].astype(np.int64)
     hist[hist_rows] = node_hist
-    args = (batch, stats, totals, masks, min_samples_leaf, min_weight_leaf, hist, hist_rows)
+    args = (batch, stats, totals, masks, min_samples_leaf, min_weight_leaf, hist, hist_rows, draws)
     expected_hist, expected_rows = run_both(cpu_splitting, *args)
     got_hist, got_rows = run_both(cuda_splitting, *args)
     for name in OUTPUTS:
@@ -203,6 +210,60 @@ def test_split_ties_go_to_lowest_feature_bin_and_missing_right(small_launches):
     masks = np.ones((2, 3), dtype=bool)
     expected = assert_cuda_matches_cpu(batch, stats, masks, 1, np.zeros(2), rng)
     assert (expected["feature"][0], expected["bin"][0], expected["missing_left"][0]) == (0, 2, False)
+
+
+def node_draws(seed, batch, n_features):
+    """The threshold uniforms of the batch's nodes (node ``p`` numbered ``p`` in its tree)."""
+    n_nodes = batch["node_start"].size
+    draws = np.empty((n_nodes, n_features))
+    cpu_sampling.threshold_draws(seed, batch["node_tree"], np.arange(n_nodes, dtype=np.int64), n_features, draws)
+    return draws
+
+
+# criterion, max_bins, min_samples_leaf, min_weight_leaf as a fraction of the node's weight, seed,
+# work histograms in global scratch
+RANDOM_SETTINGS = [
+    ("gini", 9, 1, 0.0, 0, False),
+    ("entropy", 16, 1, 0.0, 1, True),
+    ("squared_error", 9, 3, 0.1, 2, False),  # min_samples_leaf rejects some random thresholds
+    ("newton", 16, 1, 0.0, 3, False),
+]
+
+
+@pytest.mark.parametrize("criterion, max_bins, min_samples_leaf, weight_fraction, seed, scratch", RANDOM_SETTINGS)
+def test_random_threshold_splits_match_cpu(
+    criterion, max_bins, min_samples_leaf, weight_fraction, seed, scratch, small_launches, monkeypatch
+):
+    """Random thresholds: missing bins, a node of one row (lo == hi), a feature masked out, rejected candidates."""
+    if scratch:
+        monkeypatch.setattr(cuda_splitting, "WORK_SHARED_BYTES", 0)
+        monkeypatch.setattr(cuda_splitting, "WORK_SCRATCH_BYTES", 3 * 16 * 4 * 8)
+    rng = np.random.default_rng(60 + seed)
+    batch = make_batch(rng, n_samples=30, max_bins=max_bins, n_sub_nodes=1)
+    stats = make_statistics(rng, criterion, 30, 1.0)
+    # Leave out the empty node: the CPU divides by its zero weight (test_empty_and_weightless_nodes).
+    keep = batch["node_stop"] > batch["node_start"]
+    batch = {**batch, **{k: batch[k][keep] for k in ("node_start", "node_stop", "node_tree")}}
+    totals = cpu_totals(batch, stats)
+    n_nodes, n_features = totals.shape[0], batch["X_binned"].shape[1]
+    masks = np.ones((n_nodes, n_features), dtype=bool)
+    masks[1, 0] = False
+    draws = node_draws(seed, batch, n_features)
+    draws[0, 0] = np.nextafter(1.0, 0.0)  # the largest draw still falls below hi
+    min_weight_leaf = weight_fraction * node_weights(criterion, totals, stats)
+    expected = assert_cuda_matches_cpu(batch, stats, masks, min_samples_leaf, min_weight_leaf, rng, draws)
+    assert np.sum(expected["feature"] != NO_SPLIT) >= 2  # the test is not vacuous
+    assert expected["feature"][-1] == NO_SPLIT  # the one-row node
+
+
+def test_random_threshold_splits_match_cpu_with_256_bins():
+    """The real block size: 256 threads, one per bin, missing bin 255."""
+    rng = np.random.default_rng(42)
+    batch = make_batch(rng, n_samples=40, n_features=2, max_bins=256, n_trees=1, n_sub_nodes=0, small_nodes=False)
+    stats = make_statistics(rng, "gini", 40)
+    masks = np.ones((1, 2), dtype=bool)
+    expected = assert_cuda_matches_cpu(batch, stats, masks, 1, np.zeros(1), rng, node_draws(7, batch, 2))
+    assert (expected["feature"] != NO_SPLIT).all()
 
 
 # Criteria whose cost divides by the node's weight (newton: by weight + l2, here 1.0).

@@ -5,7 +5,6 @@ Row ``i`` of tree ``t`` adds ``sample_counts[t, i] * row_stats[i, s]`` to slot
 they do not depend on the order of the additions.
 """
 
-import numpy as np
 from numba import njit, prange
 
 from ..common import accumulate_row
@@ -13,9 +12,10 @@ from ..common import accumulate_row
 
 @njit(parallel=True, cache=True)
 def build_histograms(
-    X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, hist
+    X_binned, sample_indices, node_start, node_stop, node_tree, feature_mask, sample_counts, row_slot, row_stats,
+    hist,
 ):
-    """Fill ``hist`` for every (node, feature) pair, in parallel over the pairs.
+    """Fill ``hist`` for every (node, feature) pair of ``feature_mask``, in parallel over the pairs.
 
     Parameters
     ----------
@@ -23,6 +23,8 @@ def build_histograms(
     sample_indices : ndarray of shape (n_entries,), dtype int32
         Rows of every tree, each node owning ``[node_start, node_stop)``.
     node_start, node_stop, node_tree : ndarray of shape (n_nodes,), dtype int64
+    feature_mask : ndarray of shape (n_nodes, n_features), dtype bool
+        The features each node evaluates; the other pairs are not filled (the split search skips them).
     sample_counts : ndarray of shape (n_trees, n_samples), dtype int32
         How many times each row is drawn for each tree.
     row_slot : ndarray of shape (n_samples,), dtype int32
@@ -30,12 +32,14 @@ def build_histograms(
     row_stats : ndarray of shape (n_samples, n_row_stats), dtype int64
         Fixed-point statistics of each row.
     hist : ndarray of shape (n_nodes, n_features, n_bins, n_slots), dtype int64
-        Output; overwritten.
+        Output; overwritten where ``feature_mask`` is True, unspecified elsewhere.
     """
     n_nodes, n_features = hist.shape[0], hist.shape[1]
     for task in prange(n_nodes * n_features):
         node = task // n_features
         feature_idx = task % n_features
+        if not feature_mask[node, feature_idx]:
+            continue
         node_hist = hist[node, feature_idx]
         node_hist[:] = 0
         counts = sample_counts[node_tree[node]]

@@ -7,7 +7,7 @@ same numbers come out whatever the order, the thread count or the device.
 import numpy as np
 from numba import njit, prange
 
-from ..common import PURPOSE_BOOTSTRAP, PURPOSE_FEATURES, bootstrap_row, hash_uniform
+from ..common import PURPOSE_FEATURES, PURPOSE_THRESHOLD, bootstrap_row, hash_uniform
 
 
 @njit(parallel=True, cache=True)
@@ -41,6 +41,25 @@ def feature_masks(seed, node_tree, node_idx, n_features, max_features, out):
             out[position, feature_idx] = False
         for rank in range(max_features):
             out[position, order[rank]] = True
+
+
+@njit(parallel=True, cache=True)
+def threshold_draws(seed, node_tree, node_idx, n_features, out):
+    """Per node and feature, the uniform that draws its random threshold (``common.random_threshold_bin``).
+
+    ``out[p, f] = U(seed, threshold, tree * 2**32 + node_idx, f)`` for node
+    ``node_idx[p]`` of tree ``node_tree[p]``.
+
+    Parameters
+    ----------
+    node_tree, node_idx : ndarray of shape (n_nodes,), dtype int64
+        Tree of each node and the node's index within its tree.
+    out : ndarray of shape (n_nodes, n_features), dtype float64
+    """
+    for position in prange(node_tree.shape[0]):
+        stream = (node_tree[position] << 32) + node_idx[position]
+        for feature_idx in range(n_features):
+            out[position, feature_idx] = hash_uniform(seed, PURPOSE_THRESHOLD, stream, feature_idx)
 
 
 @njit(parallel=True, cache=True)

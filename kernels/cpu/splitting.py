@@ -11,6 +11,20 @@ rows and ``min_weight_leaf`` weight (hessian for ``newton``).
 The row path is for nodes with fewer rows than histogram bins: it sorts the
 node's bins per feature and visits only the occupied ones, so its cost
 follows the rows, not ``n_bins``.
+
+Random thresholds (extra trees; Geurts, Ernst & Wehenkel 2006; scikit-learn's
+``splitter="random"``), when ``threshold_draws`` has a row per node: for each
+(node, feature) evaluated, let ``lo`` and ``hi`` be the lowest and highest
+occupied non-missing bins of the node in the feature (histogram path: bins
+below ``n_bins_non_missing[feature]`` with a nonzero row count; row path: the
+non-missing bins of the node's rows). If ``hi == lo`` the feature gives no
+split. Else ``b = lo + min(int(u * (hi - lo)), hi - lo - 1)``
+(``common.random_threshold_bin``) with ``u = threshold_draws[node, feature]``,
+and the feature's only candidate is the highest occupied bin ``c <= b`` (the
+rows with bin ``<= b`` go left), judged by ``common.scan_threshold`` as above
+(missing right, then missing left; ``min_samples_leaf`` and
+``min_weight_leaf`` can reject it, and then the feature gives no split). The
+best feature among the candidates is chosen as above.
 """
 
 import math
@@ -19,14 +33,47 @@ import numpy as np
 from numba import njit, prange
 
 from ..common import (
-    NO_SPLIT, accumulate_row, finish_split_from_histogram, parent_cost, pick_best_feature, resolve_missing_left,
-    scan_threshold,
+    NO_SPLIT, accumulate_row, finish_split_from_histogram, parent_cost, pick_best_feature, random_threshold_bin,
+    resolve_missing_left, scan_threshold,
 )
+
+
+@njit(cache=True)
+def _random_candidate_in_histogram(feature_hist, n_bins_non_missing, draw):
+    """The random-threshold candidate bin of a node's feature histogram (n_bins, n_slots), or ``NO_SPLIT``."""
+    count_slot = feature_hist.shape[1] - 1
+    lo, hi = NO_SPLIT, NO_SPLIT
+    for bin_idx in range(n_bins_non_missing):
+        if feature_hist[bin_idx, count_slot] != 0:
+            if lo == NO_SPLIT:
+                lo = bin_idx
+            hi = bin_idx
+    if hi == lo:
+        return NO_SPLIT
+    candidate = random_threshold_bin(lo, hi, draw)
+    while feature_hist[candidate, count_slot] == 0:
+        candidate -= 1
+    return candidate
+
+
+@njit(cache=True)
+def _random_candidate_in_sorted_keys(keys, n_present, draw):
+    """The random-threshold candidate bin of a node's sorted ``bin << 32 | position`` keys, or ``NO_SPLIT``.
+
+    ``keys[:n_present]`` are the non-missing rows.
+    """
+    if n_present == 0 or keys[0] >> 32 == keys[n_present - 1] >> 32:
+        return NO_SPLIT
+    drawn = random_threshold_bin(keys[0] >> 32, keys[n_present - 1] >> 32, draw)
+    last = n_present - 1
+    while keys[last] >> 32 > drawn:
+        last -= 1
+    return keys[last] >> 32
 
 
 @njit(parallel=True, cache=True)
 def find_best_splits_from_histograms(
-    hist, hist_rows, totals, feature_mask, n_bins_non_missing, missing_bin, criterion, inv_scales,
+    hist, hist_rows, totals, feature_mask, threshold_draws, n_bins_non_missing, missing_bin, criterion, inv_scales,
     l2_regularization, min_samples_leaf, min_weight_leaf, out_gain, out_feature, out_bin, out_missing_left,
     out_left_totals, out_next_bin,
 ):
@@ -39,6 +86,9 @@ def find_best_splits_from_histograms(
         The histogram of each node: ``hist[hist_rows[node]]``.
     totals : ndarray of shape (n_nodes, n_slots), dtype int64
     feature_mask : ndarray of shape (n_nodes, n_features), dtype bool
+    threshold_draws : ndarray of shape (n_nodes, n_features) or (0, n_features), dtype float64
+        The uniform of each (node, feature) for random thresholds (see the
+        module docstring); with no rows, the best threshold of every feature.
     n_bins_non_missing : ndarray of shape (n_features,), dtype int32
     min_samples_leaf : int
     min_weight_leaf : ndarray of shape (n_nodes,), dtype float64
@@ -58,6 +108,7 @@ def find_best_splits_from_histograms(
     gains = np.empty((n_nodes, n_features))
     bins = np.empty((n_nodes, n_features), dtype=np.int32)
     missing_left = np.empty((n_nodes, n_features), dtype=np.bool_)
+    random_thresholds = threshold_draws.shape[0] > 0
     for task in prange(n_nodes * n_features):
         node = task // n_features
         feature_idx = task % n_features
@@ -69,12 +120,20 @@ def find_best_splits_from_histograms(
             cost = parent_cost(criterion, totals[node], n_stat_slots, inv_scales, l2_regularization)
             left = np.zeros(n_slots, dtype=np.int64)
             left_with_missing = np.empty(n_slots, dtype=np.int64)
-            for bin_idx in range(n_bins_non_missing[feature_idx]):
+            # Thresholds first_bin..last_bin: every bin, or the one random candidate.
+            first_bin, last_bin = 0, n_bins_non_missing[feature_idx] - 1
+            if random_thresholds:
+                first_bin = last_bin = _random_candidate_in_histogram(
+                    feature_hist, n_bins_non_missing[feature_idx], threshold_draws[node, feature_idx]
+                )
+            for bin_idx in range(last_bin + 1):
                 # An empty bin repeats the previous candidate, which won any tie.
                 if feature_hist[bin_idx, n_slots - 1] == 0:
                     continue
                 for slot in range(n_slots):
                     left[slot] += feature_hist[bin_idx, slot]
+                if bin_idx < first_bin:
+                    continue
                 best_gain, best_bin, best_missing_left = scan_threshold(
                     bin_idx, totals[node], cost, left, missing, left_with_missing, has_missing,
                     best_gain, best_bin, best_missing_left, criterion, n_stat_slots, inv_scales,
@@ -105,7 +164,7 @@ def find_best_splits_from_histograms(
 @njit(parallel=True, cache=True)
 def find_best_splits_from_rows(
     X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats,
-    totals, feature_mask, missing_bin, criterion, inv_scales, l2_regularization,
+    totals, feature_mask, threshold_draws, missing_bin, criterion, inv_scales, l2_regularization,
     min_samples_leaf, min_weight_leaf, out_gain, out_feature, out_bin, out_missing_left, out_left_totals,
     out_next_bin,
 ):
@@ -121,6 +180,7 @@ def find_best_splits_from_rows(
     gains = np.empty((n_nodes, n_features))
     bins = np.empty((n_nodes, n_features), dtype=np.int32)
     missing_left = np.empty((n_nodes, n_features), dtype=np.bool_)
+    random_thresholds = threshold_draws.shape[0] > 0
     for node in prange(n_nodes):
         start, stop = node_start[node], node_stop[node]
         counts = sample_counts[node_tree[node]]
@@ -151,12 +211,20 @@ def find_best_splits_from_rows(
                     n_present -= 1
                     accumulate_row(missing, keys[n_present] & 0xFFFFFFFF, 1, local_slot, local_stats)
                 has_missing = n_present < n_rows
+                # Thresholds first_bin..last_bin: every bin, or the one random candidate.
+                first_bin, last_bin = 0, missing_bin
+                if random_thresholds:
+                    first_bin = last_bin = _random_candidate_in_sorted_keys(
+                        keys, n_present, threshold_draws[node, feature_idx]
+                    )
                 left[:] = 0
                 for k in range(n_present):
                     bin_idx = keys[k] >> 32
+                    if bin_idx > last_bin:
+                        break
                     accumulate_row(left, keys[k] & 0xFFFFFFFF, 1, local_slot, local_stats)
                     # Threshold at the last row of each occupied bin.
-                    if k + 1 == n_present or (keys[k + 1] >> 32) != bin_idx:
+                    if bin_idx >= first_bin and (k + 1 == n_present or (keys[k + 1] >> 32) != bin_idx):
                         best_gain, best_bin, best_missing_left = scan_threshold(
                             bin_idx, totals[node], cost, left, missing, left_with_missing, has_missing,
                             best_gain, best_bin, best_missing_left, criterion, n_stat_slots, inv_scales,

@@ -7,13 +7,15 @@
     with the arrays' own namespace on their device, never read back): block
     ``(x, y)`` takes chunk ``x`` (its node by a binary search in ``offsets``)
     and the ``y``-th group of ``features_per_block`` features. The block
-    accumulates the chunk's rows into a shared-memory histogram
-    (features_per_block x n_bins x n_slots int64) with shared int64 atomics,
-    then adds its occupied bins to ``hist`` (zeroed first) with global int64
-    atomics. Integer sums do not depend on the order of the atomics, so the
-    result is the CPU's bit for bit. When one feature's histogram does not fit
-    the shared budget (``n_bins * n_slots * 8 > 48 KiB``: more than 23 classes
-    at 256 bins) the same kernel adds straight into ``hist``.
+    accumulates the chunk's rows, in those of the group's features that its
+    node evaluates (``feature_mask``; a block with none returns at once), into
+    a shared-memory histogram (features_per_block x n_bins x n_slots int64)
+    with shared int64 atomics, then adds its occupied bins to ``hist`` (zeroed
+    first) with global int64 atomics. Integer sums do not depend on the order
+    of the atomics, so the result is the CPU's bit for bit. When one feature's
+    histogram does not fit the shared budget
+    (``n_bins * n_slots * 8 > 48 KiB``: more than 23 classes at 256 bins) the
+    same kernel adds straight into ``hist``.
 ``node_totals``
     The same chunks, one per block; each thread sums its rows in a private
     array with ``common.accumulate_row``, the block combines them with shared
@@ -118,8 +120,8 @@ def _build_histograms_kernel(n_bins, n_slots, group, threads):
     count_slot = n_slots - 1
 
     def build_histograms_kernel(
-        X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, hist,
-        offsets, chunk_rows,
+        X_binned, sample_indices, node_start, node_stop, node_tree, feature_mask, sample_counts, row_slot,
+        row_stats, hist, offsets, chunk_rows,
     ):
         # One chunk per block and no loop around the phases: a grid-stride loop
         # keeps the phases' addresses live together (about 90 registers, not 60).
@@ -131,11 +133,20 @@ def _build_histograms_kernel(n_bins, n_slots, group, threads):
             return
         first_feature = cuda.blockIdx.y * features
         n_group = min(features, hist.shape[1] - first_feature)
+        node = _node_of_chunk(offsets, n_nodes, chunk)
+        # Bit f set: the node evaluates feature first_feature + f. The same for the
+        # whole block, so skipping a feature (or the block) never diverges. The row
+        # loop visits the set bits only (fewer registers than testing every f).
+        active = 0
+        for f in range(n_group):
+            if feature_mask[node, first_feature + f]:
+                active |= 1 << f
+        if active == 0:
+            return
         if use_shared:
             for k in range(tid, n_group * n_bins * n_slots, threads):
                 local_hist[k] = 0
             cuda.syncthreads()
-        node = _node_of_chunk(offsets, n_nodes, chunk)
         rows = chunk_rows[0]
         first = node_start[node] + (chunk - offsets[node]) * rows
         last = min(first + rows, node_stop[node])
@@ -145,7 +156,10 @@ def _build_histograms_kernel(n_bins, n_slots, group, threads):
             row = sample_indices[position]
             multiplicity = sample_counts[tree, row]
             first_slot = row_slot[row]
-            for f in range(n_group):
+            remaining = active
+            while remaining != 0:
+                f = cuda.ffs(remaining) - 1
+                remaining &= remaining - 1
                 # int(): a uint8 stays uint8 in numpy's arithmetic (the simulator) and would wrap.
                 bin_idx = int(X_binned[row, first_feature + f])
                 if use_shared:
@@ -179,14 +193,17 @@ def _build_histograms_kernel(n_bins, n_slots, group, threads):
 
 
 def build_histograms(
-    X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, hist
+    X_binned, sample_indices, node_start, node_stop, node_tree, feature_mask, sample_counts, row_slot, row_stats,
+    hist,
 ):
-    """Fill ``hist`` (n_nodes, n_features, n_bins, n_slots) for every node (see ``kernels.cpu``).
+    """Fill ``hist`` (n_nodes, n_features, n_bins, n_slots) where ``feature_mask`` is True (see ``kernels.cpu``).
 
     Launch: ``hist`` zeroed, then one kernel on a grid of ``(n_nodes +
     ceil(n_entries / rows_per_chunk), ceil(n_features / features_per_block))``
     blocks of ``THREADS`` threads, one (chunk, feature group) per block;
     ``features_per_block = min(8, n_features, 48 KiB // (n_bins * n_slots * 8))``.
+    The grid does not depend on ``feature_mask``: a block whose node evaluates
+    none of its features returns at once.
     """
     n_nodes, n_features, n_bins, n_slots = hist.shape
     hist.fill(0)
@@ -198,8 +215,8 @@ def build_histograms(
     grid_x, offsets, chunk_rows = chunk_table(node_start, node_stop, n_entries, rows_per_chunk(n_entries, n_groups))
     kernel = _build_histograms_kernel(n_bins, n_slots, group, THREADS)[1]
     kernel[(grid_x, n_groups), THREADS](
-        X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, hist,
-        offsets, chunk_rows,
+        X_binned, sample_indices, node_start, node_stop, node_tree, feature_mask, sample_counts, row_slot,
+        row_stats, hist, offsets, chunk_rows,
     )
 
 
@@ -309,10 +326,12 @@ def _argument_types():
     int32_1d = types.Array(types.int32, 1, "C")
     int32_2d = types.Array(types.int32, 2, "C")
     int64_2d = types.Array(types.int64, 2, "C")
+    bool_2d = types.Array(types.boolean, 2, "C")
     x_binned = types.Array(types.uint8, 2, "F")
     hist = types.Array(types.int64, 4, "C")
     build = (
-        x_binned, int32_1d, int64_1d, int64_1d, int64_1d, int32_2d, int32_1d, int64_2d, hist, int64_1d, int64_1d,
+        x_binned, int32_1d, int64_1d, int64_1d, int64_1d, bool_2d, int32_2d, int32_1d, int64_2d, hist, int64_1d,
+        int64_1d,
     )
     totals = (int32_1d, int64_1d, int64_1d, int64_1d, int32_2d, int32_1d, int64_2d, int64_2d, int64_1d, int64_1d)
     return build, totals, (hist, hist, hist)

@@ -17,7 +17,7 @@ import functools
 import numba
 from numba import cuda, types
 
-from ..common import PURPOSE_FEATURES, bootstrap_row, hash_uniform
+from ..common import PURPOSE_FEATURES, PURPOSE_THRESHOLD, bootstrap_row, hash_uniform
 from .launch import BLOCK_SIZE, MAX_BLOCKS, elementwise_config
 
 # feature_masks: a block of threads per node, as many as the features (64 to 256).
@@ -91,6 +91,29 @@ def feature_masks(seed, node_tree, node_idx, n_features, max_features, out):
     kernel[min(n_nodes, MAX_BLOCKS), block](seed, node_tree, node_idx, n_features, max_features, out)
 
 
+def _threshold_draws_kernel(seed, node_tree, node_idx, n_features, out):
+    for position in range(cuda.grid(1), node_tree.shape[0] * n_features, cuda.gridsize(1)):
+        node = position // n_features
+        feature_idx = position - node * n_features
+        stream = (node_tree[node] << 32) + node_idx[node]
+        out[node, feature_idx] = hash_uniform(seed, PURPOSE_THRESHOLD, stream, feature_idx)
+
+
+_threshold_draws = cuda.jit(_threshold_draws_kernel)
+
+
+def threshold_draws(seed, node_tree, node_idx, n_features, out):
+    """Per node and feature, the uniform of its random threshold (see ``kernels.cpu.sampling``).
+
+    Launch: one thread per (node, feature) (grid-stride beyond 65535 blocks).
+    """
+    n_items = node_tree.shape[0] * n_features
+    if n_items <= 0:
+        return
+    blocks, threads = elementwise_config(n_items)
+    _threshold_draws[blocks, threads](seed, node_tree, node_idx, n_features, out)
+
+
 def _zero_counts_kernel(out):
     n_trees, n_samples = out.shape
     for position in range(cuda.grid(1), n_trees * n_samples, cuda.gridsize(1)):
@@ -137,6 +160,14 @@ def ptx_specializations():
     specs.append(("zero_counts", _zero_counts_kernel, (int32_2d,), BLOCK_SIZE))
     specs.append(
         ("bootstrap_counts", _bootstrap_counts_kernel, (types.int64, types.int64, types.int64, int32_2d), BLOCK_SIZE)
+    )
+    specs.append(
+        (
+            "threshold_draws",
+            _threshold_draws_kernel,
+            (types.int64, int64_1d, int64_1d, types.int64, types.Array(types.float64, 2, "C")),
+            BLOCK_SIZE,
+        )
     )
     for block in FEATURE_BLOCK_SIZES:
         specs.append(

@@ -31,6 +31,17 @@ Both paths have the CPU's two phases:
     chosen feature's rows (``common.accumulate_row`` per thread, then shared
     atomics), as the CPU does.
 
+Random thresholds (``threshold_draws`` with a row per node; the rule is in
+``kernels.cpu.splitting``): after the prefix sums, the row counts of the
+candidate bins' prefix sums find ``lo`` (the candidate with no candidate rows
+below it) and ``hi`` (the one with all of them), which go to a 2-element
+shared array; every thread then draws ``b`` with
+``common.random_threshold_bin`` and stays a candidate only if its bin is the
+highest occupied one ``<= b`` (its bin ``<= b`` and no candidate rows between
+them). The branch depends on the launch only, so it is the same for the
+whole block. Phase 1 reads the draws flattened, at its task index: a 2-D index
+there costs 8 more registers on sm_80 (72 for the row path at 21 slots).
+
 A scan of all bins by one thread would need about 80 to 170 registers
 (``scan_threshold`` in a loop); one call per thread needs 40 to 60.
 """
@@ -41,8 +52,8 @@ import math
 from numba import cuda, types
 
 from ..common import (
-    NO_SPLIT, accumulate_row, finish_split_from_histogram, parent_cost, pick_best_feature, resolve_missing_left,
-    scan_threshold,
+    NO_SPLIT, accumulate_row, finish_split_from_histogram, parent_cost, pick_best_feature, random_threshold_bin,
+    resolve_missing_left, scan_threshold,
 )
 from .histogram import array_namespace
 
@@ -97,7 +108,9 @@ def _launch_phase1(kernel, n_tasks, n_threads, n_slots, xp, args):
 
 @functools.lru_cache(maxsize=None)
 def _block_helpers(n_threads, n_slots):
-    """Device functions of a phase-1 block: prefix sums over the bins, and the best candidate."""
+    """Device functions of a phase-1 block: prefix sums over the bins, the random-threshold
+    candidate and the best candidate."""
+    count_slot = n_slots - 1
 
     @cuda.jit(device=True)
     def prefix_sums(work, tid, neighbour):
@@ -115,6 +128,27 @@ def _block_helpers(n_threads, n_slots):
             offset *= 2
 
     @cuda.jit(device=True)
+    def random_candidate(work, tid, candidate, last_bin, draw, bounds):
+        """Whether thread ``tid``'s bin is the random-threshold candidate; the whole block calls it.
+
+        After ``prefix_sums``, where only candidate bins (all below or at
+        ``last_bin``) added rows to ``work``. ``draw`` is the node's uniform for
+        the feature; ``bounds`` a shared int32 array of 2 (``lo``, ``hi``).
+        """
+        if candidate:
+            rows_up_to_mine = work[tid, count_slot]
+            if tid == 0 or work[tid - 1, count_slot] == 0:
+                bounds[0] = tid
+            if rows_up_to_mine == work[last_bin, count_slot]:
+                bounds[1] = tid
+        cuda.syncthreads()
+        # Without a candidate in the block no thread reads bounds, which nobody wrote.
+        if not candidate or bounds[1] == bounds[0]:
+            return False
+        drawn = random_threshold_bin(bounds[0], bounds[1], draw)
+        return tid <= drawn and work[drawn, count_slot] == work[tid, count_slot]
+
+    @cuda.jit(device=True)
     def best_candidate(best_gain, best_order, tid):
         """Largest gain, then lowest order, into ``[0]`` (the first best in scan order)."""
         stride = n_threads // 2
@@ -128,7 +162,7 @@ def _block_helpers(n_threads, n_slots):
             cuda.syncthreads()
             stride //= 2
 
-    return prefix_sums, best_candidate
+    return prefix_sums, random_candidate, best_candidate
 
 
 @cuda.jit(device=True)
@@ -153,13 +187,15 @@ def _scan_histograms_kernel(n_threads, n_slots):
     use_shared = work_in_shared(n_threads, n_slots)
     work_shape = (n_threads, n_slots) if use_shared else (1, 1)
     count_slot = n_slots - 1
-    prefix_sums, best_candidate = _block_helpers(n_threads, n_slots)
+    prefix_sums, random_candidate, best_candidate = _block_helpers(n_threads, n_slots)
 
     def scan_histograms_kernel(
-        hist, hist_rows, totals, feature_mask, n_bins_non_missing, missing_bin, criterion, inv_scales,
-        l2_regularization, min_samples_leaf, min_weight_leaf, gains, bins, missing_left, scratch, first_task,
+        hist, hist_rows, totals, feature_mask, threshold_draws, n_bins_non_missing, missing_bin, criterion,
+        inv_scales, l2_regularization, min_samples_leaf, min_weight_leaf, gains, bins, missing_left, scratch,
+        first_task,
     ):
         shared_work = cuda.shared.array(work_shape, types.int64)
+        random_bounds = cuda.shared.array(2, types.int32)
         best_gain = cuda.shared.array(n_threads, types.float64)
         best_order = cuda.shared.array(n_threads, types.int32)
         neighbour = cuda.local.array(n_slots, types.int64)
@@ -188,6 +224,10 @@ def _scan_histograms_kernel(n_threads, n_slots):
             work[tid, slot] = feature_hist[tid, slot] if candidate else 0
         cuda.syncthreads()
         prefix_sums(work, tid, neighbour)
+        if threshold_draws.shape[0] > 0:
+            # Non-candidate bins hold zeros: the last prefix sum counts the candidates' rows.
+            # (threshold_draws is flat here, indexed by task: see the module docstring.)
+            candidate = random_candidate(work, tid, candidate, n_threads - 1, threshold_draws[task], random_bounds)
         gain = -math.inf
         order = NO_ORDER
         if candidate:
@@ -242,7 +282,7 @@ _pick_from_histograms = cuda.jit(_pick_from_histograms_kernel)
 
 
 def find_best_splits_from_histograms(
-    hist, hist_rows, totals, feature_mask, n_bins_non_missing, missing_bin, criterion, inv_scales,
+    hist, hist_rows, totals, feature_mask, threshold_draws, n_bins_non_missing, missing_bin, criterion, inv_scales,
     l2_regularization, min_samples_leaf, min_weight_leaf, out_gain, out_feature, out_bin, out_missing_left,
     out_left_totals, out_next_bin,
 ):
@@ -263,8 +303,8 @@ def find_best_splits_from_histograms(
     if n_features > 0:
         _launch_phase1(
             _scan_histograms_kernel(n_threads, n_slots)[1], n_nodes * n_features, n_threads, n_slots, xp,
-            (hist, hist_rows, totals, feature_mask, n_bins_non_missing, missing_bin, criterion, inv_scales,
-             l2_regularization, min_samples_leaf, min_weight_leaf, gains, bins, missing_left),
+            (hist, hist_rows, totals, feature_mask, threshold_draws.reshape(-1), n_bins_non_missing, missing_bin,
+             criterion, inv_scales, l2_regularization, min_samples_leaf, min_weight_leaf, gains, bins, missing_left),
         )
     _pick_from_histograms[max(1, min(-(-n_nodes // PICK_THREADS), MAX_BLOCKS)), PICK_THREADS](
         hist, hist_rows, totals, n_bins_non_missing, missing_bin, gains, bins, missing_left, out_gain, out_feature,
@@ -281,14 +321,15 @@ def _scan_rows_kernel(n_threads, n_slots):
     use_shared = work_in_shared(n_threads, n_slots)
     work_shape = (n_threads, n_slots) if use_shared else (1, 1)
     count_slot = n_slots - 1
-    prefix_sums, best_candidate = _block_helpers(n_threads, n_slots)
+    prefix_sums, random_candidate, best_candidate = _block_helpers(n_threads, n_slots)
 
     def scan_rows_kernel(
         X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, totals,
-        feature_mask, missing_bin, criterion, inv_scales, l2_regularization, min_samples_leaf, min_weight_leaf,
-        gains, bins, missing_left, scratch, first_task,
+        feature_mask, threshold_draws, missing_bin, criterion, inv_scales, l2_regularization, min_samples_leaf,
+        min_weight_leaf, gains, bins, missing_left, scratch, first_task,
     ):
         shared_work = cuda.shared.array(work_shape, types.int64)
+        random_bounds = cuda.shared.array(2, types.int32)
         missing = cuda.shared.array(n_slots, types.int64)
         best_gain = cuda.shared.array(n_threads, types.float64)
         best_order = cuda.shared.array(n_threads, types.int32)
@@ -332,6 +373,10 @@ def _scan_rows_kernel(n_threads, n_slots):
             missing[slot] = work[missing_bin, slot]
         candidate = tid < missing_bin and work[tid, count_slot] != 0
         prefix_sums(work, tid, neighbour)
+        if threshold_draws.shape[0] > 0:
+            # The missing bin's rows come after missing_bin - 1 in the prefix sums.
+            # (threshold_draws is flat here, indexed by task: see the module docstring.)
+            candidate = random_candidate(work, tid, candidate, missing_bin - 1, threshold_draws[task], random_bounds)
         gain = -math.inf
         order = NO_ORDER
         if candidate:
@@ -431,7 +476,7 @@ def _finish_rows_kernel(n_slots, threads):
 
 def find_best_splits_from_rows(
     X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats,
-    totals, feature_mask, missing_bin, criterion, inv_scales, l2_regularization,
+    totals, feature_mask, threshold_draws, missing_bin, criterion, inv_scales, l2_regularization,
     min_samples_leaf, min_weight_leaf, out_gain, out_feature, out_bin, out_missing_left, out_left_totals,
     out_next_bin,
 ):
@@ -454,8 +499,8 @@ def find_best_splits_from_rows(
         _launch_phase1(
             _scan_rows_kernel(n_threads, n_slots)[1], n_nodes * n_features, n_threads, n_slots, xp,
             (X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats,
-             totals, feature_mask, missing_bin, criterion, inv_scales, l2_regularization, min_samples_leaf,
-             min_weight_leaf, gains, bins, missing_left),
+             totals, feature_mask, threshold_draws.reshape(-1), missing_bin, criterion, inv_scales,
+             l2_regularization, min_samples_leaf, min_weight_leaf, gains, bins, missing_left),
         )
     finish = _finish_rows_kernel(n_slots, FINISH_ROWS_THREADS)[1]
     finish[max(1, min(n_nodes, MAX_BLOCKS)), FINISH_ROWS_THREADS](
@@ -484,12 +529,13 @@ def _argument_types():
     outputs = (float64_1d, int32_1d, int32_1d, bool_1d, int64_2d, int32_1d)
     rows = (x_binned, int32_1d, int64_1d, int64_1d, int64_1d, int32_2d, int32_1d, int64_2d)
     scan_hist = (
-        hist, int64_1d, int64_2d, bool_2d, int32_1d, types.int64, types.int64, float64_1d, types.float64,
-        types.int64, float64_1d,
+        hist, int64_1d, int64_2d, bool_2d, float64_1d, int32_1d, types.int64, types.int64, float64_1d,
+        types.float64, types.int64, float64_1d,
     ) + scratch + work
     pick_hist = (hist, int64_1d, int64_2d, int32_1d, types.int64) + scratch + outputs
     scan_rows = rows + (
-        int64_2d, bool_2d, types.int64, types.int64, float64_1d, types.float64, types.int64, float64_1d,
+        int64_2d, bool_2d, float64_1d, types.int64, types.int64, float64_1d, types.float64, types.int64,
+        float64_1d,
     ) + scratch + work
     finish_rows = rows + (int64_2d, types.int64) + scratch + outputs
     return scan_hist, pick_hist, scan_rows, finish_rows

@@ -1,0 +1,645 @@
+"""Random forests and extra trees: many trees grown together by the shared grower.
+
+``RandomForestClassifier``, ``RandomForestRegressor``, ``ExtraTreesClassifier``
+and ``ExtraTreesRegressor`` take scikit-learn's parameters and defaults (plus
+``max_bins``, ``device`` and, for classifiers, ``voting`` and
+``reject_label``). Fitting works in batches of trees sized from free memory;
+the trees of a batch are grown together, level by level, in the same kernel
+launches (the tree is a batch dimension of the grower, like the node).
+
+Bootstrap samples are per-(tree, row) draw counts from the counter-based RNG
+(``backend.bootstrap_counts``), never copies of X: a tree's rows are those
+with a positive count, and each row's statistics count as many times as it
+was drawn. Counts depend only on (seed, global tree index, draw), so any
+batching (and a later ``warm_start``) gives the same trees, and the
+out-of-bag pass regenerates them instead of keeping them.
+"""
+
+import warnings
+from numbers import Integral
+
+import numpy as np
+import scipy.sparse
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.metrics import accuracy_score, r2_score
+from sklearn.utils import check_random_state, compute_sample_weight
+from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from .backend import get_backend
+from .binning import BinMapper
+from .decision_tree import (
+    TREE_PARAMETER_CONSTRAINTS,
+    AllowNaNMixin,
+    DecisionTreeClassifier,
+    DecisionTreeRegressor,
+    encode_classes,
+    growth_params,
+    validate_fit_data,
+    validate_predict_data,
+)
+from .grower import TreeGrower
+from .statistics import (
+    CLASSIFICATION_CRITERIA,
+    REGRESSION_CRITERIA,
+    classification_statistics,
+    regression_statistics,
+)
+from .tree import pack_forest
+from .voting import VOTING_STRATEGIES, combine_votes, predict_from_votes
+
+# Bytes of device memory per (tree, row) while a batch grows: the draw counts,
+# and the tree's row indices plus the partition's scratch copy of them.
+BYTES_PER_TREE_ROW = 12
+# Prediction gathers (rows, trees, values) float64 blocks of about this size.
+PREDICT_BLOCK_BYTES = 64 * 1024 * 1024
+
+
+class BaseForest(AllowNaNMixin, BaseEstimator):
+    """Parameters, batched fitting, prediction and out-of-bag estimates of every forest."""
+
+    _parameter_constraints = {
+        **TREE_PARAMETER_CONSTRAINTS,
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "bootstrap": ["boolean"],
+        "oob_score": ["boolean", callable],
+        "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
+        "warm_start": ["boolean"],
+        "max_samples": [
+            None,
+            Interval(RealNotInt, 0.0, 1.0, closed="right"),
+            Interval(Integral, 1, None, closed="left"),
+        ],
+    }
+    _tree_class = None
+    _random_thresholds = False
+
+    def __init__(
+        self, *, n_estimators, criterion, max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf,
+        max_features, max_leaf_nodes, min_impurity_decrease, bootstrap, oob_score, n_jobs, random_state, verbose,
+        warm_start, max_samples, max_bins, device,
+    ):
+        self.n_estimators = n_estimators
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.max_features = max_features
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+        self.bootstrap = bootstrap
+        self.oob_score = oob_score
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.warm_start = warm_start
+        self.max_samples = max_samples
+        self.max_bins = max_bins
+        self.device = device
+
+    # --- fitting ------------------------------------------------------------------------
+
+    def fit(self, X, y, sample_weight=None):
+        """Grow ``n_estimators`` trees on ``X`` (n_samples, n_features) and ``y`` (n_samples,).
+
+        With ``warm_start`` and a fitted forest, only the trees beyond those
+        already grown are added (same data expected, as in scikit-learn).
+        """
+        self._validate_params()
+        X, y, sample_weight = validate_fit_data(self, X, y, sample_weight)
+        self._check_sampling_params()
+        targets, sample_weight = self._encode_targets(y, sample_weight)
+        n_samples, n_features = X.shape
+        if not (self.warm_start and hasattr(self, "trees_")):
+            self.trees_ = []
+            self._seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+            positive = sample_weight > 0
+            self._bin_mapper = BinMapper(self.max_bins, random_state=self._seed).fit(X[positive])
+        n_more = self.n_estimators - len(self.trees_)
+        if n_more < 0:
+            raise ValueError(
+                f"n_estimators={self.n_estimators} must be larger or equal to len(estimators_)="
+                f"{len(self.trees_)} when warm_start==True."
+            )
+        self.n_samples_bootstrap_ = self._n_draws(n_samples)
+        backend = get_backend(self.device)
+        self.device_ = backend.name
+        with _numba_threads(self.n_jobs):
+            if n_more > 0:
+                self._grow_trees(backend, X, targets, sample_weight, len(self.trees_), n_more)
+            self._pack()
+            if self.oob_score or self._needs_oob_weights():
+                self._out_of_bag(backend, X, y, targets)
+        return self
+
+    def _check_sampling_params(self):
+        if not self.bootstrap:
+            if self.oob_score:
+                raise ValueError("Out of bag estimation only available if bootstrap=True")
+            if self.max_samples is not None:
+                raise ValueError(
+                    "`max_sample` cannot be set if `bootstrap=False`. Either switch to `bootstrap=True` or set "
+                    "`max_sample=None`."
+                )
+
+    def _n_draws(self, n_samples):
+        """Bootstrap draws per tree (scikit-learn's ``_get_n_samples_bootstrap``)."""
+        if self.max_samples is None:
+            return n_samples
+        if isinstance(self.max_samples, Integral):
+            if self.max_samples > n_samples:
+                raise ValueError(f"`max_samples` must be <= n_samples={n_samples} but got value {self.max_samples}")
+            return int(self.max_samples)
+        return max(round(n_samples * self.max_samples), 1)
+
+    def _trees_per_batch(self, backend, n_samples, n_trees):
+        """Trees grown together: as many as a quarter of the free memory holds."""
+        per_tree = BYTES_PER_TREE_ROW * max(n_samples, 1)
+        return int(max(1, min(n_trees, 0.25 * backend.free_memory_bytes() // per_tree)))
+
+    def _sample_counts(self, backend, first_tree, n_trees, n_samples):
+        """Draw counts of trees ``first_tree ...``: shape (n_trees, n_samples), int32, on the device."""
+        if self.bootstrap:
+            return backend.bootstrap_counts(self._seed, first_tree, n_trees, n_samples, self.n_samples_bootstrap_)
+        return backend.xp.ones((n_trees, n_samples), dtype=np.int32)
+
+    def _batches(self, backend, first_tree, n_trees, n_samples):
+        """``(first_tree, n_trees)`` of each batch, ``n_trees`` trees from ``first_tree`` on."""
+        per_batch = self._trees_per_batch(backend, n_samples, n_trees)
+        for start in range(first_tree, first_tree + n_trees, per_batch):
+            yield start, min(per_batch, first_tree + n_trees - start)
+
+    def _max_multiplicity(self, backend, first_tree, n_trees, n_samples):
+        """Largest draw count of any row in any of the trees, to size the fixed-point scales."""
+        if not self.bootstrap:
+            return 1
+        largest = 1
+        for start, count in self._batches(backend, first_tree, n_trees, n_samples):
+            largest = max(largest, int(self._sample_counts(backend, start, count, n_samples).max()))
+        return largest
+
+    def _grow_trees(self, backend, X, targets, sample_weight, first_tree, n_trees):
+        n_samples, n_features = X.shape
+        params = growth_params(self, n_samples, n_features, self._seed, self._random_thresholds)
+        self.max_features_ = params.max_features
+        X_binned = self._bin_mapper.transform(X, backend)
+        positive = backend.to_device(sample_weight > 0)
+        per_tree_stats = self._per_tree_statistics()
+        stats = None
+        if not per_tree_stats:
+            multiplicity = self._max_multiplicity(backend, first_tree, n_trees, n_samples)
+            stats = self._statistics(targets, sample_weight, multiplicity)
+        for start, count in self._batches(backend, first_tree, n_trees, n_samples):
+            if self.verbose:
+                print(f"gpuforest: growing trees {start + 1} to {start + count} of {self.n_estimators}")
+            counts = self._sample_counts(backend, start, count, n_samples)
+            batch_stats = stats
+            if per_tree_stats:  # one tree per batch: its own class weights
+                host_counts = backend.to_host(counts)[0]
+                batch_stats = self._statistics(
+                    targets, self._subsample_weight(targets, sample_weight, host_counts), int(host_counts.max())
+                )
+            in_bag = (counts > 0) & positive[None, :]
+            sample_indices = backend.xp.nonzero(in_bag)[1].astype(np.int32)
+            tree_offsets = np.concatenate([[0], np.cumsum(backend.to_host(in_bag.sum(axis=1)))]).astype(np.int64)
+            rows = backend.row_data(X_binned, sample_indices, counts, batch_stats)
+            grower = TreeGrower(
+                backend, rows, tree_offsets, self._bin_mapper, batch_stats, self._n_values(), params, first_tree=start
+            )
+            self.trees_.extend(grower.grow())
+
+    def _per_tree_statistics(self):
+        return False
+
+    def _needs_oob_weights(self):
+        return False
+
+    # --- the grown forest ----------------------------------------------------------------
+
+    def _pack(self):
+        self._tree_offsets, self._threshold, self._node_info, self._value = pack_forest(self.trees_)
+
+    def _tree_values(self, backend, X, first_tree=0, n_trees=None):
+        """Each tree's leaf value for each row: shape (n_samples, n_trees, n_values), float64."""
+        stop = len(self.trees_) if n_trees is None else first_tree + n_trees
+        offsets = self._tree_offsets[first_tree:stop]
+        leaves = backend.predict_leaves(X, offsets, self._threshold, self._node_info)
+        return self._value[offsets[None, :] + leaves]
+
+    def _row_blocks(self, n_samples, n_trees):
+        """Row ranges whose (rows, trees, values) gathers stay near ``PREDICT_BLOCK_BYTES``."""
+        rows = max(1, PREDICT_BLOCK_BYTES // (8 * n_trees * self._n_values()))
+        for start in range(0, n_samples, rows):
+            yield slice(start, min(start + rows, n_samples))
+
+    def _mean_value(self, X):
+        """Mean over the trees of each row's leaf value: shape (n_samples, n_values)."""
+        X = self._validate_X_predict(X)
+        backend = get_backend(self.device_)
+        result = np.empty((X.shape[0], self._n_values()))
+        for block in self._row_blocks(X.shape[0], len(self.trees_)):
+            result[block] = self._tree_values(backend, X[block]).mean(axis=1)
+        return result
+
+    def _validate_X_predict(self, X):
+        check_is_fitted(self, "trees_")
+        return validate_predict_data(self, X)
+
+    def _out_of_bag(self, backend, X, y, targets):
+        """Sum of the out-of-bag trees' values per row, in one pass over X per batch of trees.
+
+        Calls ``_oob_accumulate`` per (batch, row block) and ``_oob_finish``.
+        """
+        n_samples = X.shape[0]
+        n_values = self._n_values()
+        self._oob_sum = np.zeros((n_samples, n_values))
+        self._oob_count = np.zeros(n_samples, dtype=np.int64)
+        self._oob_tree_correct = np.zeros(len(self.trees_))
+        self._oob_tree_count = np.zeros(len(self.trees_), dtype=np.int64)
+        for start, count in self._batches(backend, 0, len(self.trees_), n_samples):
+            counts = backend.to_host(self._sample_counts(backend, start, count, n_samples))
+            for block in self._row_blocks(n_samples, count):
+                out_of_bag = counts[:, block].T == 0
+                values = self._tree_values(backend, X[block], start, count)
+                self._oob_sum[block] += np.einsum("rtv,rt->rv", values, out_of_bag)
+                self._oob_count[block] += out_of_bag.sum(axis=1)
+                self._oob_tree_count[start:start + count] += out_of_bag.sum(axis=0)
+                self._oob_per_tree(values, out_of_bag, targets[block], start)
+        if np.any(self._oob_count == 0):
+            warnings.warn(
+                "Some inputs do not have OOB scores. This probably means too few trees were used to compute any "
+                "reliable OOB estimates.",
+                UserWarning,
+            )
+        oob_mean = self._oob_sum / np.maximum(self._oob_count, 1)[:, None]
+        self._set_oob_results(y, oob_mean)
+        del self._oob_sum, self._oob_count
+
+    def _oob_per_tree(self, values, out_of_bag, targets, first_tree):
+        """Per-tree out-of-bag statistics (classifiers: correct votes)."""
+
+    # --- inspection ----------------------------------------------------------------------
+
+    @property
+    def estimators_(self):
+        """Each tree as a fitted decision-tree estimator (views of the forest's arrays)."""
+        check_is_fitted(self, "trees_")
+        return [self._as_estimator(index, tree) for index, tree in enumerate(self.trees_)]
+
+    @property
+    def estimator_(self):
+        """The unfitted decision tree every member is grown as."""
+        return self._tree_class(**self._tree_params(self._seed if hasattr(self, "_seed") else self.random_state))
+
+    def _tree_params(self, random_state):
+        return dict(
+            criterion=self.criterion, splitter="random" if self._random_thresholds else "best",
+            max_depth=self.max_depth, min_samples_split=self.min_samples_split,
+            min_samples_leaf=self.min_samples_leaf, min_weight_fraction_leaf=self.min_weight_fraction_leaf,
+            max_features=self.max_features, max_leaf_nodes=self.max_leaf_nodes,
+            min_impurity_decrease=self.min_impurity_decrease, random_state=random_state, max_bins=self.max_bins,
+            device=self.device,
+        )
+
+    def _as_estimator(self, index, tree):
+        estimator = self._tree_class(**self._tree_params(self._seed))
+        estimator.tree_ = tree
+        estimator.n_features_in_ = self.n_features_in_
+        if hasattr(self, "feature_names_in_"):
+            estimator.feature_names_in_ = self.feature_names_in_
+        estimator.max_features_ = self.max_features_
+        estimator.device_ = self.device_
+        estimator._bin_mapper = self._bin_mapper
+        self._set_estimator_targets(estimator)
+        return estimator
+
+    def _set_estimator_targets(self, estimator):
+        """Target attributes a member estimator needs (``classes_`` for classifiers)."""
+
+    def __len__(self):
+        return len(self.trees_)
+
+    def __getitem__(self, index):
+        return self.estimators_[index]
+
+    def __iter__(self):
+        return iter(self.estimators_)
+
+    def apply(self, X):
+        """Leaf of every row in every tree: shape (n_samples, n_estimators), int64."""
+        X = self._validate_X_predict(X)
+        backend = get_backend(self.device_)
+        return backend.predict_leaves(X, self._tree_offsets, self._threshold, self._node_info).astype(np.int64)
+
+    def decision_path(self, X):
+        """Nodes every row visits: ``(indicator, n_nodes_ptr)`` as scikit-learn's forests return.
+
+        ``indicator`` is a CSR matrix of shape (n_samples, total nodes), the
+        trees' node columns side by side; tree ``t``'s columns are
+        ``n_nodes_ptr[t]:n_nodes_ptr[t + 1]``.
+        """
+        X = self._validate_X_predict(X)
+        backend = get_backend(self.device_)
+        paths = [tree.decision_path(X, backend) for tree in self.trees_]
+        n_nodes_ptr = np.concatenate([[0], np.cumsum([tree.node_count for tree in self.trees_])])
+        return scipy.sparse.hstack(paths).tocsr(), n_nodes_ptr
+
+    @property
+    def feature_importances_(self):
+        """Mean over the trees of their normalised impurity decrease per feature."""
+        check_is_fitted(self, "trees_")
+        importances = [tree.compute_feature_importances(normalize=False) for tree in self.trees_ if tree.node_count > 1]
+        if not importances:
+            return np.zeros(self.n_features_in_)
+        mean = np.mean(importances, axis=0)
+        return mean / mean.sum()
+
+
+class _numba_threads:
+    """Context manager: numba's CPU kernels use ``n_jobs`` threads (scikit-learn's meaning)."""
+
+    def __init__(self, n_jobs):
+        self.n_jobs = n_jobs
+
+    def __enter__(self):
+        import numba
+
+        self.previous = numba.get_num_threads()
+        if self.n_jobs is not None:
+            available = numba.config.NUMBA_NUM_THREADS
+            wanted = available + 1 + self.n_jobs if self.n_jobs < 0 else self.n_jobs
+            numba.set_num_threads(int(min(max(wanted, 1), available)))
+
+    def __exit__(self, *exc_info):
+        import numba
+
+        numba.set_num_threads(self.previous)
+
+
+class ForestClassifier(ClassifierMixin, BaseForest):
+    """Classification: class statistics, class weights, voting, out-of-bag decision function."""
+
+    _parameter_constraints = {
+        **BaseForest._parameter_constraints,
+        "criterion": [StrOptions(set(CLASSIFICATION_CRITERIA))],
+        "class_weight": [dict, list, StrOptions({"balanced", "balanced_subsample"}), None],
+        "voting": [StrOptions(set(VOTING_STRATEGIES))],
+        "reject_label": "no_validation",
+    }
+    _tree_class = DecisionTreeClassifier
+
+    def _encode_targets(self, y, sample_weight):
+        self.classes_, y_encoded = encode_classes(y)
+        self.n_classes_ = self.classes_.shape[0]
+        self.n_outputs_ = 1
+        if self.class_weight is not None and self.class_weight != "balanced_subsample":
+            sample_weight = sample_weight * compute_sample_weight(self.class_weight, y_encoded)
+        if self.voting == "weighted" and not self.bootstrap:
+            raise ValueError("voting='weighted' weights trees by out-of-bag accuracy, which needs bootstrap=True.")
+        return y_encoded, sample_weight
+
+    def _n_values(self):
+        return self.n_classes_
+
+    def _statistics(self, y_encoded, sample_weight, max_multiplicity):
+        return classification_statistics(
+            self.criterion, y_encoded, self.n_classes_, sample_weight, max_multiplicity=max_multiplicity
+        )
+
+    def _per_tree_statistics(self):
+        return self.class_weight == "balanced_subsample"
+
+    def _subsample_weight(self, y_encoded, sample_weight, counts):
+        """``sample_weight`` times the "balanced" class weights of one bootstrap sample.
+
+        As scikit-learn: ``n_drawn / (n_classes_drawn * drawn_c)`` for class
+        ``c``, over the draws (with repetition).
+        """
+        if not self.bootstrap:
+            return sample_weight * compute_sample_weight("balanced", y_encoded)
+        drawn = np.bincount(y_encoded, weights=counts, minlength=self.n_classes_)
+        present = drawn > 0
+        class_weight = np.ones(self.n_classes_)
+        class_weight[present] = drawn.sum() / (present.sum() * drawn[present])
+        return sample_weight * class_weight[y_encoded]
+
+    def _set_estimator_targets(self, estimator):
+        estimator.classes_ = self.classes_
+        estimator.n_classes_ = self.n_classes_
+
+    def _needs_oob_weights(self):
+        return self.voting == "weighted"
+
+    def _oob_per_tree(self, values, out_of_bag, y_encoded, first_tree):
+        correct = (np.argmax(values, axis=2) == y_encoded[:, None]) & out_of_bag
+        self._oob_tree_correct[first_tree:first_tree + values.shape[1]] += correct.sum(axis=0)
+
+    def _set_oob_results(self, y, oob_mean):
+        self.estimator_weights_ = self._oob_tree_correct / np.maximum(self._oob_tree_count, 1)
+        if not self.oob_score:
+            return
+        self.oob_decision_function_ = oob_mean
+        y_pred = self.classes_[np.argmax(oob_mean, axis=1)]
+        scoring = self.oob_score if callable(self.oob_score) else accuracy_score
+        self.oob_score_ = scoring(y, y_pred)
+
+    def predict_proba(self, X):
+        """Combined class scores, shape (n_samples, n_classes).
+
+        ``voting="soft"``: the mean of the trees' class proportions (as
+        scikit-learn); ``"plurality"`` / ``"majority"``: the fraction of trees
+        voting for each class; ``"weighted"``: the trees' votes weighted by
+        their out-of-bag accuracy (``estimator_weights_``).
+        """
+        X = self._validate_X_predict(X)
+        backend = get_backend(self.device_)
+        weights = self.estimator_weights_ if self.voting == "weighted" else None
+        scores = np.empty((X.shape[0], self.n_classes_))
+        for block in self._row_blocks(X.shape[0], len(self.trees_)):
+            member_proba = self._tree_values(backend, X[block]).transpose(1, 0, 2)
+            scores[block] = combine_votes(member_proba, self.voting, weights)
+        return scores
+
+    def predict_log_proba(self, X):
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def predict(self, X):
+        """The winning class; with ``voting="majority"``, ``reject_label`` where no class has over half the votes."""
+        return predict_from_votes(self.predict_proba(X), self.voting, self.classes_, self.reject_label)
+
+
+class ForestRegressor(RegressorMixin, BaseForest):
+    """Regression: mean of the trees' leaf means; out-of-bag predictions and R^2."""
+
+    _parameter_constraints = {
+        **BaseForest._parameter_constraints,
+        "criterion": [StrOptions(set(REGRESSION_CRITERIA))],
+    }
+    _tree_class = DecisionTreeRegressor
+
+    def _encode_targets(self, y, sample_weight):
+        y = np.asarray(y, dtype=np.float64)
+        self.n_outputs_ = 1
+        if self.criterion == "poisson":
+            if np.any(y < 0):
+                raise ValueError("Some value(s) of y are negative which is not allowed for Poisson regression.")
+            if not np.sum(y * sample_weight) > 0:
+                raise ValueError("Sum of y is not positive which is necessary for Poisson regression.")
+        return y, sample_weight
+
+    def _n_values(self):
+        return 1
+
+    def _statistics(self, y, sample_weight, max_multiplicity):
+        return regression_statistics(self.criterion, y, sample_weight, max_multiplicity=max_multiplicity)
+
+    def _set_oob_results(self, y, oob_mean):
+        self.oob_prediction_ = oob_mean[:, 0]
+        scoring = self.oob_score if callable(self.oob_score) else r2_score
+        self.oob_score_ = scoring(y, self.oob_prediction_)
+
+    def predict(self, X):
+        """Mean over the trees of each row's leaf mean, shape (n_samples,)."""
+        return self._mean_value(X)[:, 0]
+
+
+_CLASSIFIER_DOC = """{summary}
+
+    Parameters
+    ----------
+    n_estimators, criterion, max_depth, min_samples_split, min_samples_leaf,
+    min_weight_fraction_leaf, max_features, max_leaf_nodes, min_impurity_decrease,
+    bootstrap, oob_score, random_state, verbose, warm_start, class_weight, max_samples
+        As in ``sklearn.ensemble.{name}``; ``criterion`` also takes
+        ``"misclassification"``. ``class_weight="balanced_subsample"`` grows one
+        tree per batch (each tree has its own class weights).
+    n_jobs : int, default=None
+        CPU threads of the numba kernels during ``fit`` (``None``: all of them;
+        ``-1``: all; ``-2``: all but one).
+    voting : {{"soft", "plurality", "majority", "weighted"}}, default="soft"
+        How the trees' predictions combine (see ``predict_proba``);
+        ``"weighted"`` needs ``bootstrap=True``.
+    reject_label : object, default=-1
+        ``predict``'s answer, with ``voting="majority"``, for a row where no
+        class gets more than half of the votes.
+    max_bins : int, default=256
+    device : {{"auto", "cpu", "cuda"}}, default="auto"
+
+    Attributes
+    ----------
+    estimators_ : list of DecisionTreeClassifier
+    trees_ : list of gpuforest.tree.Tree
+    classes_, n_classes_, n_features_in_, feature_names_in_, n_outputs_, max_features_
+    feature_importances_ : ndarray of shape (n_features_in_,)
+    oob_score_ : float
+    oob_decision_function_ : ndarray of shape (n_samples, n_classes_)
+    estimator_weights_ : ndarray of shape (n_estimators,)
+        Out-of-bag accuracy of each tree (with ``oob_score`` or ``voting="weighted"``).
+    """
+
+
+_REGRESSOR_DOC = """{summary}
+
+    Parameters
+    ----------
+    n_estimators, criterion, max_depth, min_samples_split, min_samples_leaf,
+    min_weight_fraction_leaf, max_features, max_leaf_nodes, min_impurity_decrease,
+    bootstrap, oob_score, random_state, verbose, warm_start, max_samples
+        As in ``sklearn.ensemble.{name}``.
+    n_jobs : int, default=None
+        CPU threads of the numba kernels during ``fit``.
+    max_bins : int, default=256
+    device : {{"auto", "cpu", "cuda"}}, default="auto"
+
+    Attributes
+    ----------
+    estimators_ : list of DecisionTreeRegressor
+    trees_ : list of gpuforest.tree.Tree
+    n_features_in_, feature_names_in_, n_outputs_, max_features_
+    feature_importances_ : ndarray of shape (n_features_in_,)
+    oob_score_ : float
+    oob_prediction_ : ndarray of shape (n_samples,)
+    """
+
+
+def _classifier_init(default_bootstrap, default_max_features):
+    def __init__(
+        self, n_estimators=100, *, criterion="gini", max_depth=None, min_samples_split=2, min_samples_leaf=1,
+        min_weight_fraction_leaf=0.0, max_features=default_max_features, max_leaf_nodes=None,
+        min_impurity_decrease=0.0, bootstrap=default_bootstrap, oob_score=False, n_jobs=None, random_state=None,
+        verbose=0, warm_start=False, class_weight=None, max_samples=None, voting="soft", reject_label=-1,
+        max_bins=256, device="auto",
+    ):
+        BaseForest.__init__(
+            self, n_estimators=n_estimators, criterion=criterion, max_depth=max_depth,
+            min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
+            min_weight_fraction_leaf=min_weight_fraction_leaf, max_features=max_features,
+            max_leaf_nodes=max_leaf_nodes, min_impurity_decrease=min_impurity_decrease, bootstrap=bootstrap,
+            oob_score=oob_score, n_jobs=n_jobs, random_state=random_state, verbose=verbose, warm_start=warm_start,
+            max_samples=max_samples, max_bins=max_bins, device=device,
+        )
+        self.class_weight = class_weight
+        self.voting = voting
+        self.reject_label = reject_label
+
+    return __init__
+
+
+def _regressor_init(default_bootstrap, default_max_features):
+    def __init__(
+        self, n_estimators=100, *, criterion="squared_error", max_depth=None, min_samples_split=2,
+        min_samples_leaf=1, min_weight_fraction_leaf=0.0, max_features=default_max_features, max_leaf_nodes=None,
+        min_impurity_decrease=0.0, bootstrap=default_bootstrap, oob_score=False, n_jobs=None, random_state=None,
+        verbose=0, warm_start=False, max_samples=None, max_bins=256, device="auto",
+    ):
+        BaseForest.__init__(
+            self, n_estimators=n_estimators, criterion=criterion, max_depth=max_depth,
+            min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
+            min_weight_fraction_leaf=min_weight_fraction_leaf, max_features=max_features,
+            max_leaf_nodes=max_leaf_nodes, min_impurity_decrease=min_impurity_decrease, bootstrap=bootstrap,
+            oob_score=oob_score, n_jobs=n_jobs, random_state=random_state, verbose=verbose, warm_start=warm_start,
+            max_samples=max_samples, max_bins=max_bins, device=device,
+        )
+
+    return __init__
+
+
+class RandomForestClassifier(ForestClassifier):
+    __doc__ = _CLASSIFIER_DOC.format(
+        summary="A random forest classifier (Breiman 2001): bootstrap samples, a random feature subset per split.",
+        name="RandomForestClassifier",
+    )
+    __init__ = _classifier_init(default_bootstrap=True, default_max_features="sqrt")
+
+
+class ExtraTreesClassifier(ForestClassifier):
+    __doc__ = _CLASSIFIER_DOC.format(
+        summary=(
+            "Extremely randomized trees (Geurts et al. 2006): at each split every drawn feature gets one random "
+            "threshold, bin ``lo + floor(u * (hi - lo))`` between the node's lowest and highest occupied bins, "
+            "and the best of those wins."
+        ),
+        name="ExtraTreesClassifier",
+    )
+    __init__ = _classifier_init(default_bootstrap=False, default_max_features="sqrt")
+    _random_thresholds = True
+
+
+class RandomForestRegressor(ForestRegressor):
+    __doc__ = _REGRESSOR_DOC.format(
+        summary="A random forest regressor (Breiman 2001): bootstrap samples, a random feature subset per split.",
+        name="RandomForestRegressor",
+    )
+    __init__ = _regressor_init(default_bootstrap=True, default_max_features=1.0)
+
+
+class ExtraTreesRegressor(ForestRegressor):
+    __doc__ = _REGRESSOR_DOC.format(
+        summary="Extremely randomized trees for regression (Geurts et al. 2006), random thresholds per feature.",
+        name="ExtraTreesRegressor",
+    )
+    __init__ = _regressor_init(default_bootstrap=False, default_max_features=1.0)
+    _random_thresholds = True
