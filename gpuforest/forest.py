@@ -48,9 +48,9 @@ from .statistics import (
 from .tree import pack_forest
 from .voting import VOTING_STRATEGIES, combine_votes, predict_from_votes
 
-# Bytes of device memory per (tree, row) while a batch grows: the draw counts,
-# and the tree's row indices plus the partition's scratch copy of them.
-BYTES_PER_TREE_ROW = 12
+# Bytes of device memory per (tree, row) while a batch grows: the draw counts (4),
+# the in-bag mask (1), and the tree's row indices plus the partition's scratch copy (4 + 4).
+BYTES_PER_TREE_ROW = 13
 # Prediction gathers (rows, trees, values) float64 blocks of about this size.
 PREDICT_BLOCK_BYTES = 64 * 1024 * 1024
 
@@ -201,14 +201,26 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
                 batch_stats = self._statistics(
                     targets, self._subsample_weight(targets, sample_weight, host_counts), int(host_counts.max())
                 )
-            in_bag = (counts > 0) & positive[None, :]
-            sample_indices = backend.xp.nonzero(in_bag)[1].astype(np.int32)
-            tree_offsets = np.concatenate([[0], np.cumsum(backend.to_host(in_bag.sum(axis=1)))]).astype(np.int64)
+            sample_indices, tree_offsets = self._in_bag_rows(backend, counts, positive)
             rows = backend.row_data(X_binned, sample_indices, counts, batch_stats)
             grower = TreeGrower(
                 backend, rows, tree_offsets, self._bin_mapper, batch_stats, self._n_values(), params, first_tree=start
             )
             self.trees_.extend(grower.grow())
+
+    @staticmethod
+    def _in_bag_rows(backend, counts, positive):
+        """Each tree's drawn rows with positive weight, concatenated: ``(sample_indices, tree_offsets)``.
+
+        One tree at a time, so the only temporary is one tree's row list.
+        """
+        xp = backend.xp
+        in_bag = (counts > 0) & positive[None, :]
+        tree_offsets = np.concatenate([[0], np.cumsum(backend.to_host(in_bag.sum(axis=1)))]).astype(np.int64)
+        sample_indices = xp.empty(int(tree_offsets[-1]), dtype=np.int32)
+        for tree, (start, stop) in enumerate(zip(tree_offsets[:-1], tree_offsets[1:])):
+            sample_indices[start:stop] = xp.flatnonzero(in_bag[tree])
+        return sample_indices, tree_offsets
 
     def _per_tree_statistics(self):
         return False
