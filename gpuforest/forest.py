@@ -231,17 +231,20 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
     # --- the grown forest ----------------------------------------------------------------
 
     def _pack(self):
-        self._tree_offsets, self._threshold, self._node_info, self._value = pack_forest(self.trees_)
+        self._tree_offsets, self._threshold, self._node_info, self._value, self._tree_node = pack_forest(self.trees_)
 
     def _tree_values(self, backend, X, first_tree=0, n_trees=None):
-        """Each tree's leaf value for each row: shape (n_samples, n_trees, n_values), float64."""
+        """Each tree's leaf value for each row: shape (n_trees, n_samples, n_values), float64.
+
+        Tree-major, so that combining the trees reads each tree's values contiguously.
+        """
         stop = len(self.trees_) if n_trees is None else first_tree + n_trees
         offsets = self._tree_offsets[first_tree:stop]
         leaves = backend.predict_leaves(X, offsets, self._threshold, self._node_info)
-        return self._value[offsets[None, :] + leaves]
+        return self._value[offsets[:, None] + leaves.T]
 
     def _row_blocks(self, n_samples, n_trees):
-        """Row ranges whose (rows, trees, values) gathers stay near ``PREDICT_BLOCK_BYTES``."""
+        """Row ranges whose (trees, rows, values) gathers stay near ``PREDICT_BLOCK_BYTES``."""
         rows = max(1, PREDICT_BLOCK_BYTES // (8 * n_trees * self._n_values()))
         for start in range(0, n_samples, rows):
             yield slice(start, min(start + rows, n_samples))
@@ -252,7 +255,7 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
         backend = get_backend(self.device_)
         result = np.empty((X.shape[0], self._n_values()))
         for block in self._row_blocks(X.shape[0], len(self.trees_)):
-            result[block] = self._tree_values(backend, X[block]).mean(axis=1)
+            result[block] = self._tree_values(backend, X[block]).mean(axis=0)
         return result
 
     def _validate_X_predict(self, X):
@@ -260,9 +263,9 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
         return validate_predict_data(self, X)
 
     def _out_of_bag(self, backend, X, y, targets):
-        """Sum of the out-of-bag trees' values per row, in one pass over X per batch of trees.
+        """Mean of the out-of-bag trees' values per row, in one pass over X per batch of trees.
 
-        Calls ``_oob_accumulate`` per (batch, row block) and ``_oob_finish``.
+        Calls ``_oob_per_tree`` per (batch, row block) and ``_set_oob_results``.
         """
         n_samples = X.shape[0]
         n_values = self._n_values()
@@ -273,11 +276,11 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
         for start, count in self._batches(backend, 0, len(self.trees_), n_samples):
             counts = backend.to_host(self._sample_counts(backend, start, count, n_samples))
             for block in self._row_blocks(n_samples, count):
-                out_of_bag = counts[:, block].T == 0
+                out_of_bag = counts[:, block] == 0
                 values = self._tree_values(backend, X[block], start, count)
-                self._oob_sum[block] += np.einsum("rtv,rt->rv", values, out_of_bag)
-                self._oob_count[block] += out_of_bag.sum(axis=1)
-                self._oob_tree_count[start:start + count] += out_of_bag.sum(axis=0)
+                self._oob_sum[block] += np.einsum("trv,tr->rv", values, out_of_bag)
+                self._oob_count[block] += out_of_bag.sum(axis=0)
+                self._oob_tree_count[start:start + count] += out_of_bag.sum(axis=1)
                 self._oob_per_tree(values, out_of_bag, targets[block], start)
         if np.any(self._oob_count == 0):
             warnings.warn(
@@ -343,7 +346,8 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
         """Leaf of every row in every tree: shape (n_samples, n_estimators), int64."""
         X = self._validate_X_predict(X)
         backend = get_backend(self.device_)
-        return backend.predict_leaves(X, self._tree_offsets, self._threshold, self._node_info).astype(np.int64)
+        leaves = backend.predict_leaves(X, self._tree_offsets, self._threshold, self._node_info)
+        return self._tree_node[self._tree_offsets[None, :] + leaves]
 
     def decision_path(self, X):
         """Nodes every row visits: ``(indicator, n_nodes_ptr)`` as scikit-learn's forests return.
@@ -445,8 +449,8 @@ class ForestClassifier(ClassifierMixin, BaseForest):
         return self.voting == "weighted"
 
     def _oob_per_tree(self, values, out_of_bag, y_encoded, first_tree):
-        correct = (np.argmax(values, axis=2) == y_encoded[:, None]) & out_of_bag
-        self._oob_tree_correct[first_tree:first_tree + values.shape[1]] += correct.sum(axis=0)
+        correct = (np.argmax(values, axis=2) == y_encoded[None, :]) & out_of_bag
+        self._oob_tree_correct[first_tree:first_tree + values.shape[0]] += correct.sum(axis=1)
 
     def _set_oob_results(self, y, oob_mean):
         self.estimator_weights_ = self._oob_tree_correct / np.maximum(self._oob_tree_count, 1)
@@ -470,8 +474,7 @@ class ForestClassifier(ClassifierMixin, BaseForest):
         weights = self.estimator_weights_ if self.voting == "weighted" else None
         scores = np.empty((X.shape[0], self.n_classes_))
         for block in self._row_blocks(X.shape[0], len(self.trees_)):
-            member_proba = self._tree_values(backend, X[block]).transpose(1, 0, 2)
-            scores[block] = combine_votes(member_proba, self.voting, weights)
+            scores[block] = combine_votes(self._tree_values(backend, X[block]), self.voting, weights)
         return scores
 
     def predict_log_proba(self, X):

@@ -28,6 +28,8 @@ from .kernels.common import NO_SPLIT
 from .tree import TREE_LEAF, TREE_UNDEFINED, Tree
 
 EPSILON = np.finfo(np.float64).eps
+# Histogram bytes per chunk of a level when nodes draw feature subsets (see _units_per_chunk).
+SUBSET_CHUNK_BYTES = 256 * 1024 * 1024
 
 
 @dataclass
@@ -279,11 +281,19 @@ class TreeGrower:
                 units_per_chunk = max(1, units_per_chunk // 2)
 
     def _units_per_chunk(self, nodes, paired):
-        """Pairs (or roots) whose histograms fit in half the free memory (3 copies each)."""
-        n_features = self.rows.X_binned.shape[1]
-        hist_bytes = n_features * self.bin_mapper.max_bins * self.stats.n_slots * 8
-        unit_bytes = 3 * hist_bytes * (2 if paired else 1)
-        return max(1, int(0.5 * self.backend.free_memory_bytes() // unit_bytes))
+        """Pairs (or roots) whose histograms fit the level's memory budget.
+
+        With every feature: half the free memory at three copies per node (built, derived,
+        concatenated), so that a level fits one chunk and keeps its histograms for the next
+        level's subtraction. With feature subsets nothing is subtracted or kept, so chunks
+        of at most ``SUBSET_CHUNK_BYTES`` (one copy per node) bound the memory at no cost.
+        """
+        hist_bytes = self.n_features * self.bin_mapper.max_bins * self.stats.n_slots * 8
+        nodes_per_unit = 2 if paired else 1
+        free_bytes = self.backend.free_memory_bytes()
+        if self.params.max_features < self.n_features:
+            return max(1, int(min(0.5 * free_bytes, SUBSET_CHUNK_BYTES) // (hist_bytes * nodes_per_unit)))
+        return max(1, int(0.5 * free_bytes // (3 * hist_bytes * nodes_per_unit)))
 
     def _split_search_in_chunks(self, nodes, splittable, parent_hist, parent_hist_row, n_units, units_per_chunk):
         paired = parent_hist is not None

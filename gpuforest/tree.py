@@ -138,7 +138,13 @@ def pack_node_info(feature, missing_go_left, children_left):
 
 
 def pack_forest(trees):
-    """The trees' node arrays concatenated, for prediction over all trees at once.
+    """The trees' node arrays concatenated in depth-first order, for prediction over all trees at once.
+
+    Within each tree, nodes are renumbered so that a sibling pair follows its
+    parent's pair's position as in a depth-first walk (the left subtree's
+    pairs, then the right subtree's): a row's path down a tree then stays in
+    nearby memory, as in scikit-learn's depth-first trees, while siblings stay
+    consecutive (the right child is ``left + 1``, as ``route_to_leaf`` needs).
 
     Returns
     -------
@@ -146,14 +152,54 @@ def pack_forest(trees):
         Index of each tree's root in the flat arrays.
     threshold : ndarray of shape (n_nodes_total,), dtype float64
     node_info : ndarray of shape (n_nodes_total,), dtype int64
-        ``pack_node_info`` of every node.
+        ``pack_node_info`` of every node, child indices in the new numbering.
     value : ndarray of shape (n_nodes_total, n_values), dtype float64
+    tree_node : ndarray of shape (n_nodes_total,), dtype int64
+        Each packed node's index in its ``Tree`` (to report ``apply`` in the
+        trees' own numbering).
     """
     node_counts = np.array([tree.node_count for tree in trees], dtype=np.int64)
     tree_offsets = np.concatenate([[0], np.cumsum(node_counts)[:-1]]).astype(np.int64)
-    threshold = np.concatenate([tree.threshold for tree in trees])
-    node_info = np.concatenate(
-        [pack_node_info(tree.feature, tree.missing_go_to_left, tree.children_left) for tree in trees]
-    )
-    value = np.concatenate([tree.value[:, 0] for tree in trees])
-    return tree_offsets, threshold, node_info, value
+    node_tree_offset = np.repeat(tree_offsets, node_counts)
+    children_left = np.concatenate([tree.children_left for tree in trees]).astype(np.int64)
+    depth = np.concatenate([tree.node_depth for tree in trees])
+    position = node_tree_offset + _depth_first_positions(children_left, node_tree_offset, depth)
+    tree_node = np.empty_like(position)
+    tree_node[position] = np.concatenate([np.arange(count) for count in node_counts])
+    internal = children_left != TREE_LEAF
+    new_left = np.full_like(children_left, TREE_LEAF)
+    new_left[internal] = position[node_tree_offset[internal] + children_left[internal]] - node_tree_offset[internal]
+    feature = np.concatenate([tree.feature for tree in trees])
+    missing_go_left = np.concatenate([tree.missing_go_to_left for tree in trees])
+    node_info = np.empty_like(children_left)
+    node_info[position] = pack_node_info(feature, missing_go_left, new_left)
+    threshold = np.empty(position.shape[0])
+    threshold[position] = np.concatenate([tree.threshold for tree in trees])
+    values = np.concatenate([tree.value[:, 0] for tree in trees])
+    value = np.empty_like(values)
+    value[position] = values
+    return tree_offsets, threshold, node_info, value, tree_node
+
+
+def _depth_first_positions(children_left, node_tree_offset, depth):
+    """New index within its tree of every node (see ``pack_forest``), all trees at once.
+
+    A subtree with ``k`` split nodes holds ``k`` sibling pairs; the pair of a
+    node's children sits at ``pair_start``, its left child's pair right after,
+    its right child's pair after all the pairs of the left subtree.
+    """
+    internal = children_left != TREE_LEAF
+    left = np.where(internal, node_tree_offset + children_left, -1)
+    by_depth = [np.flatnonzero(internal & (depth == level)) for level in range(int(depth.max()) + 1)]
+    split_nodes = internal.astype(np.int64)  # split nodes in each node's subtree
+    for parents in reversed(by_depth):
+        split_nodes[parents] += split_nodes[left[parents]] + split_nodes[left[parents] + 1]
+    position = np.zeros_like(children_left)
+    pair_start = np.ones_like(children_left)
+    for parents in by_depth:
+        first = left[parents]
+        position[first] = pair_start[parents]
+        position[first + 1] = pair_start[parents] + 1
+        pair_start[first] = pair_start[parents] + 2
+        pair_start[first + 1] = pair_start[first] + 2 * split_nodes[first]
+    return position

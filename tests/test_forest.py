@@ -328,3 +328,24 @@ def test_scores_match_scikit_learns_forests(name, kind):
     tolerance = 0.04 if (kind == "ExtraTrees" and not classification) else 0.02
     assert abs(scores["ours"][0] - scores["sklearn"][0]) <= tolerance, scores
     assert abs(scores["ours"][1] - scores["sklearn"][1]) <= 0.02, scores
+
+
+def test_packed_forest_is_the_trees_renumbered_depth_first():
+    X, y = load_iris(return_X_y=True)
+    forest = RandomForestClassifier(n_estimators=3, random_state=1, device="cpu").fit(X, y)
+    for offset, tree in zip(forest._tree_offsets, forest.trees_):
+        packed = slice(offset, offset + tree.node_count)
+        tree_node = forest._tree_node[packed]
+        assert sorted(tree_node) == list(range(tree.node_count)) and tree_node[0] == 0
+        info = forest._node_info[packed]
+        for position, node in enumerate(tree_node):
+            np.testing.assert_array_equal(forest._value[offset + position], tree.value[node, 0])
+            if tree.children_left[node] == -1:
+                assert info[position] < 0
+                continue
+            assert forest._threshold[offset + position] == tree.threshold[node]
+            assert (info[position] >> 1) & 0x7FFFFFFF == tree.feature[node]
+            left = info[position] >> 32
+            # Siblings stay consecutive, and a left child's pair comes right after its parent's pair.
+            assert tree_node[left] == tree.children_left[node] and tree_node[left + 1] == tree.children_right[node]
+            assert left > position

@@ -7,7 +7,14 @@ import numpy as np
 import pytest
 from numba import config
 
-from gpuforest import DecisionTreeClassifier, DecisionTreeRegressor
+from gpuforest import (
+    DecisionTreeClassifier,
+    DecisionTreeRegressor,
+    ExtraTreesClassifier,
+    ExtraTreesRegressor,
+    RandomForestClassifier,
+    RandomForestRegressor,
+)
 from gpuforest.backend import cuda_available
 
 pytestmark = [
@@ -45,3 +52,26 @@ def test_gpu_trees_equal_cpu_trees(n_samples, max_features):
         for name in TREE_ARRAYS:
             np.testing.assert_array_equal(getattr(gpu.tree_, name), getattr(cpu.tree_, name), err_msg=name)
         np.testing.assert_array_equal(gpu.predict(X), cpu.predict(X))
+
+
+@pytest.mark.parametrize(
+    "Forest, target", [
+        (RandomForestClassifier, "class"), (ExtraTreesClassifier, "class"),
+        (RandomForestRegressor, "real"), (ExtraTreesRegressor, "real"),
+    ],
+)
+def test_gpu_forests_equal_cpu_forests(Forest, target):
+    X, y_class, y_real, weight = data(50_000, seed=1)
+    y = y_class if target == "class" else y_real
+    params = dict(n_estimators=8, max_depth=10, max_features="sqrt", random_state=0)
+    if Forest is RandomForestClassifier:
+        params["oob_score"] = True
+    gpu, cpu = (Forest(device=device, **params).fit(X, y, sample_weight=weight) for device in ("cuda", "cpu"))
+    assert gpu.device_ == "cuda"
+    for gpu_tree, cpu_tree in zip(gpu.trees_, cpu.trees_):
+        for name in TREE_ARRAYS:
+            np.testing.assert_array_equal(getattr(gpu_tree, name), getattr(cpu_tree, name), err_msg=name)
+    np.testing.assert_array_equal(gpu.predict(X), cpu.predict(X))
+    if Forest is RandomForestClassifier:
+        np.testing.assert_array_equal(gpu.oob_decision_function_, cpu.oob_decision_function_)
+
