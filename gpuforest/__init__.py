@@ -1,6 +1,7 @@
 """gpuforest: tree ensembles on the GPU and the CPU with scikit-learn's API."""
 
 from .bagging import BaggingClassifier, BaggingRegressor
+from .boosting import GradientBoostingClassifier, GradientBoostingRegressor
 from .decision_tree import DecisionTreeClassifier, DecisionTreeRegressor
 from .devices import show_devices
 from .export import export_text
@@ -11,5 +12,6 @@ __all__ = [
     "DecisionTreeClassifier", "DecisionTreeRegressor", "export_text", "show_devices",
     "VotingClassifier", "VotingRegressor", "RandomForestClassifier", "RandomForestRegressor",
     "ExtraTreesClassifier", "ExtraTreesRegressor", "BaggingClassifier", "BaggingRegressor",
+    "GradientBoostingClassifier", "GradientBoostingRegressor",
 ]
 __version__ = "0.1.0"

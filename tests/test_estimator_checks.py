@@ -21,6 +21,8 @@ from gpuforest import (
     DecisionTreeRegressor,
     ExtraTreesClassifier,
     ExtraTreesRegressor,
+    GradientBoostingClassifier,
+    GradientBoostingRegressor,
     RandomForestClassifier,
     RandomForestRegressor,
     VotingClassifier,
@@ -49,6 +51,8 @@ EXPECTED_FAILED_CHECKS = {
         "check_classifiers_classes": "its y in {-1, 1} holds the default reject_label=-1, which fit refuses",
     },
     "VotingRegressor": {},
+    "GradientBoostingClassifier": {},
+    "GradientBoostingRegressor": {},
 }
 
 def _small_classifiers():
@@ -69,6 +73,8 @@ ESTIMATORS = [
     ExtraTreesRegressor(n_estimators=5, random_state=0),
     BaggingClassifier(n_estimators=5, random_state=0),
     BaggingRegressor(n_estimators=5, random_state=0),
+    GradientBoostingClassifier(n_estimators=5, random_state=0),
+    GradientBoostingRegressor(n_estimators=5, random_state=0),
     VotingClassifier(_small_classifiers()),
     VotingClassifier(_small_classifiers(), voting="soft", weights=[2, 1, 1]),
     VotingClassifier(_small_classifiers(), voting="majority"),
