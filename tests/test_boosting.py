@@ -52,3 +52,22 @@ def test_same_seed_same_model():
     X, y = make_classification(n_samples=1000, n_features=6, random_state=1)
     first, second = (GradientBoostingClassifier(n_estimators=10, random_state=3, device="cpu").fit(X, y) for _ in "ab")
     np.testing.assert_array_equal(first.decision_function(X), second.decision_function(X))
+
+
+@pytest.mark.parametrize("Estimator, target", [
+    (GradientBoostingRegressor, "real"), (GradientBoostingClassifier, "binary"), (GradientBoostingClassifier, "3"),
+])
+def test_cuda_backend_boosts_the_same_model(Estimator, target):
+    rng = np.random.default_rng(0)
+    X = np.round(rng.normal(size=(30, 3)), 1)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    signal = np.nan_to_num(X[:, 0]) - np.nan_to_num(X[:, 1])
+    y = {"real": signal, "binary": (signal > 0).astype(int), "3": np.digitize(signal, [-0.5, 0.5])}[target]
+    params = dict(n_estimators=2, max_leaf_nodes=3, min_samples_leaf=2, max_bins=16, random_state=0)
+    cpu = Estimator(device="cpu", **params).fit(X, y)
+    cuda = Estimator(device="cuda", **params).fit(X, y)
+    assert cuda.device_ == "cuda"
+    for cpu_tree, cuda_tree in zip(cpu.trees_, cuda.trees_):
+        np.testing.assert_array_equal(cpu_tree.feature, cuda_tree.feature)
+        np.testing.assert_array_equal(cpu_tree.value, cuda_tree.value)
+    np.testing.assert_array_equal(cpu.predict(X), cuda.predict(X))
