@@ -30,6 +30,8 @@ from .tree import TREE_LEAF, TREE_UNDEFINED, Tree
 EPSILON = np.finfo(np.float64).eps
 # Histogram bytes per chunk of a level when nodes draw feature subsets (see _units_per_chunk).
 SUBSET_CHUNK_BYTES = 256 * 1024 * 1024
+# A level whose histograms need at most this much goes in one chunk without a memory query.
+SMALL_LEVEL_BYTES = 16 * 1024 * 1024
 
 
 @dataclass
@@ -269,7 +271,7 @@ class TreeGrower:
         """
         paired = parent_hist is not None
         n_units = nodes.size // 2 if paired else nodes.size
-        units_per_chunk = self._units_per_chunk(nodes, paired)
+        units_per_chunk = self._units_per_chunk(n_units, paired)
         while True:
             try:
                 return self._split_search_in_chunks(
@@ -280,16 +282,20 @@ class TreeGrower:
                     raise
                 units_per_chunk = max(1, units_per_chunk // 2)
 
-    def _units_per_chunk(self, nodes, paired):
+    def _units_per_chunk(self, n_units, paired):
         """Pairs (or roots) whose histograms fit the level's memory budget.
 
         With every feature: half the free memory at three copies per node (built, derived,
         concatenated), so that a level fits one chunk and keeps its histograms for the next
         level's subtraction. With feature subsets nothing is subtracted or kept, so chunks
         of at most ``SUBSET_CHUNK_BYTES`` (one copy per node) bound the memory at no cost.
+        A level needing at most ``SMALL_LEVEL_BYTES`` is one chunk without asking the
+        backend for its free memory (a system call per level adds up in best-first growth).
         """
         hist_bytes = self.n_features * self.bin_mapper.max_bins * self.stats.n_slots * 8
         nodes_per_unit = 2 if paired else 1
+        if 3 * hist_bytes * nodes_per_unit * n_units <= SMALL_LEVEL_BYTES:
+            return max(n_units, 1)
         free_bytes = self.backend.free_memory_bytes()
         if self.params.max_features < self.n_features:
             return max(1, int(min(0.5 * free_bytes, SUBSET_CHUNK_BYTES) // (hist_bytes * nodes_per_unit)))

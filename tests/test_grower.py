@@ -31,6 +31,7 @@ def assert_same_tree(tree, reference):
 def test_little_free_memory_splits_levels_into_chunks(data_and_reference, monkeypatch):
     X, y, reference = data_and_reference
     one_histogram = N_FEATURES * 256 * 3 * 8
+    monkeypatch.setattr("gpuforest.grower.SMALL_LEVEL_BYTES", 0)  # every level asks for the free memory
     monkeypatch.setattr(CPUBackend, "free_memory_bytes", lambda self: 12 * one_histogram)
     launches = []
     build = CPUBackend.build_histograms
