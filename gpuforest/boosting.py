@@ -30,6 +30,29 @@ from .statistics import newton_statistics
 from .tree import pack_forest
 
 
+def _boosting_init(default_loss):
+    """``__init__`` of a boosting estimator: the same parameters, its own default loss."""
+
+    def __init__(
+        self, *, loss=default_loss, learning_rate=0.1, n_estimators=100, max_depth=None, max_leaf_nodes=31,
+        min_samples_leaf=20, min_child_weight=1e-3, l2_regularization=0.0, max_bins=256, random_state=None,
+        device="auto",
+    ):
+        self.loss = loss
+        self.learning_rate = learning_rate
+        self.n_estimators = n_estimators
+        self.max_depth = max_depth
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_samples_leaf = min_samples_leaf
+        self.min_child_weight = min_child_weight
+        self.l2_regularization = l2_regularization
+        self.max_bins = max_bins
+        self.random_state = random_state
+        self.device = device
+
+    return __init__
+
+
 class BaseGradientBoosting(AllowNaNMixin, BaseEstimator):
     """Parameters, the boosting loop and raw-score prediction shared by both estimators."""
 
@@ -45,22 +68,6 @@ class BaseGradientBoosting(AllowNaNMixin, BaseEstimator):
         "random_state": ["random_state"],
         "device": [StrOptions(set(DEVICES))],
     }
-
-    def __init__(
-        self, *, loss, learning_rate, n_estimators, max_depth, max_leaf_nodes, min_samples_leaf, min_child_weight,
-        l2_regularization, max_bins, random_state, device,
-    ):
-        self.loss = loss
-        self.learning_rate = learning_rate
-        self.n_estimators = n_estimators
-        self.max_depth = max_depth
-        self.max_leaf_nodes = max_leaf_nodes
-        self.min_samples_leaf = min_samples_leaf
-        self.min_child_weight = min_child_weight
-        self.l2_regularization = l2_regularization
-        self.max_bins = max_bins
-        self.random_state = random_state
-        self.device = device
 
     def _boost(self, X, y, sample_weight):
         """Grow ``n_estimators`` rounds of trees; sets ``trees_`` (round-major) and ``baseline_``."""
@@ -145,16 +152,7 @@ class GradientBoostingRegressor(RegressorMixin, BaseGradientBoosting):
 
     _parameter_constraints = {**BaseGradientBoosting._parameter_constraints, "loss": [StrOptions({"squared_error"})]}
 
-    def __init__(
-        self, *, loss="squared_error", learning_rate=0.1, n_estimators=100, max_depth=None, max_leaf_nodes=31,
-        min_samples_leaf=20, min_child_weight=1e-3, l2_regularization=0.0, max_bins=256, random_state=None,
-        device="auto",
-    ):
-        super().__init__(
-            loss=loss, learning_rate=learning_rate, n_estimators=n_estimators, max_depth=max_depth,
-            max_leaf_nodes=max_leaf_nodes, min_samples_leaf=min_samples_leaf, min_child_weight=min_child_weight,
-            l2_regularization=l2_regularization, max_bins=max_bins, random_state=random_state, device=device,
-        )
+    __init__ = _boosting_init(default_loss="squared_error")
 
     def fit(self, X, y, sample_weight=None):
         self._validate_params()
@@ -174,16 +172,7 @@ class GradientBoostingClassifier(ClassifierMixin, BaseGradientBoosting):
 
     _parameter_constraints = {**BaseGradientBoosting._parameter_constraints, "loss": [StrOptions({"log_loss"})]}
 
-    def __init__(
-        self, *, loss="log_loss", learning_rate=0.1, n_estimators=100, max_depth=None, max_leaf_nodes=31,
-        min_samples_leaf=20, min_child_weight=1e-3, l2_regularization=0.0, max_bins=256, random_state=None,
-        device="auto",
-    ):
-        super().__init__(
-            loss=loss, learning_rate=learning_rate, n_estimators=n_estimators, max_depth=max_depth,
-            max_leaf_nodes=max_leaf_nodes, min_samples_leaf=min_samples_leaf, min_child_weight=min_child_weight,
-            l2_regularization=l2_regularization, max_bins=max_bins, random_state=random_state, device=device,
-        )
+    __init__ = _boosting_init(default_loss="log_loss")
 
     def fit(self, X, y, sample_weight=None):
         self._validate_params()
