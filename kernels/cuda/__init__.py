@@ -8,7 +8,9 @@ checks (``benchmarks/ptx_resources.py``). The math is ``kernels.common``'s,
 called as device functions.
 """
 
-from numba import config
+import inspect
+
+from numba import config, cuda
 
 if config.ENABLE_CUDASIM:
     from numba.cuda.simulator import kernel as _simulator_kernel
@@ -31,3 +33,17 @@ else:
         return _compile_ir(llvmir, **options)
 
     _nvvm.compile_ir = _compile_ir_without_contraction
+
+
+def jit_kernel(kernel):
+    """``cuda.jit(kernel)`` linked from PTX, without link-time optimisation.
+
+    numba-cuda links through nvJitLink with LTO when it can, and LTO fuses
+    ``a * b + c`` into one FMA whatever NVVM was told (seen on an H200: gini
+    impurities one ulp off the CPU's), so kernels go the PTX way, where
+    ``-fma=0`` holds. The simulator and numba-cuda releases before LTO take no
+    ``lto`` option.
+    """
+    if "lto" in inspect.signature(cuda.jit).parameters:
+        return cuda.jit(kernel, lto=False)
+    return cuda.jit(kernel)

@@ -13,6 +13,7 @@ import numba
 from numba import cuda, types
 
 from ..common import bin_of_value
+from . import jit_kernel
 
 TILE = 32  # rows and features per tile
 TILE_PADDED = TILE + 1  # one extra column avoids shared-memory bank conflicts
@@ -52,7 +53,7 @@ def _map_to_bins_kernel(X, bin_thresholds, n_thresholds, missing_bin, X_binned):
         cuda.syncthreads()
 
 
-_map_to_bins = cuda.jit(_map_to_bins_kernel)
+_map_to_bins = jit_kernel(_map_to_bins_kernel)
 
 
 def map_to_bins(X, bin_thresholds, n_thresholds, missing_bin, X_binned):

@@ -35,6 +35,7 @@ import numpy as np
 from numba import cuda, types
 
 from ..common import accumulate_row
+from . import jit_kernel
 
 # --- launch configuration --------------------------------------------------------
 
@@ -189,7 +190,7 @@ def _build_histograms_kernel(n_bins, n_slots, group, threads):
                         if value != 0:
                             cuda.atomic.add(hist, (node, first_feature + f, bin_idx, slot), value)
 
-    return build_histograms_kernel, cuda.jit(build_histograms_kernel)
+    return build_histograms_kernel, jit_kernel(build_histograms_kernel)
 
 
 def build_histograms(
@@ -256,7 +257,7 @@ def _node_totals_kernel(n_slots, threads):
             if block_totals[slot] != 0:
                 cuda.atomic.add(totals, (node, slot), block_totals[slot])
 
-    return node_totals_kernel, cuda.jit(node_totals_kernel)
+    return node_totals_kernel, jit_kernel(node_totals_kernel)
 
 
 def node_totals(sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, totals):
@@ -296,7 +297,7 @@ def _subtract_histograms_kernel(parent_hist, child_hist, sibling_hist):
         )
 
 
-_subtract_histograms = cuda.jit(_subtract_histograms_kernel)
+_subtract_histograms = jit_kernel(_subtract_histograms_kernel)
 MAX_SUBTRACT_BLOCKS = 8192
 
 

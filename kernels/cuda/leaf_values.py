@@ -8,6 +8,7 @@ import numpy as np
 from numba import cuda, types
 
 from ..common import MISCLASSIFICATION, NEWTON, PARENT, node_impurity, node_weight, slot_value
+from . import jit_kernel
 from .launch import BLOCK_SIZE, elementwise_config
 
 
@@ -32,7 +33,7 @@ def _node_values_kernel(criterion, totals, inv_scales, l2_regularization, out_va
             out_value[node, 0] = np.float64(slot_value(node_totals, node_totals, PARENT, 1, inv_scales)) / weight
 
 
-_node_values = cuda.jit(_node_values_kernel)
+_node_values = jit_kernel(_node_values_kernel)
 
 
 def node_values(criterion, totals, inv_scales, l2_regularization, out_value, out_impurity, out_weight):

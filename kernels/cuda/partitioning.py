@@ -17,6 +17,7 @@ import numba
 from numba import cuda, types
 
 from ..common import goes_left
+from . import jit_kernel
 
 # Threads per block, chosen by the launcher from the mean number of entries per node.
 BLOCK_SIZES = (64, 128, 256)
@@ -73,7 +74,7 @@ def _apply_splits_kernel(block):
             for position in range(start + tid, stop, block):
                 sample_indices[position] = scratch[position]
 
-    return apply_splits_kernel, cuda.jit(apply_splits_kernel)
+    return apply_splits_kernel, jit_kernel(apply_splits_kernel)
 
 
 def _block_size(n_entries, n_nodes):

@@ -12,6 +12,7 @@ from numba import cuda, types
 
 from ..common import route_to_leaf
 
+from . import jit_kernel
 from .launch import BLOCK_SIZE, elementwise_config
 
 
@@ -25,7 +26,7 @@ def _predict_leaves_kernel(X, tree_offsets, threshold, node_info, out):
         out[row, tree_idx] = route_to_leaf(X, row, tree_offsets[tree_idx], threshold, node_info)
 
 
-_predict_leaves = cuda.jit(_predict_leaves_kernel)
+_predict_leaves = jit_kernel(_predict_leaves_kernel)
 
 
 def predict_leaves(X, tree_offsets, threshold, node_info, out):

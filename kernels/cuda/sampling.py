@@ -18,6 +18,7 @@ import numba
 from numba import cuda, types
 
 from ..common import PURPOSE_FEATURES, PURPOSE_THRESHOLD, bootstrap_row, hash_uniform
+from . import jit_kernel
 from .launch import BLOCK_SIZE, MAX_BLOCKS, elementwise_config
 
 # feature_masks: a block of threads per node, as many as the features (64 to 256).
@@ -29,7 +30,7 @@ def _uniform_per_row_kernel(seed, purpose, stream, n_rows, out):
         out[row] = hash_uniform(seed, purpose, stream, row)
 
 
-_uniform_per_row = cuda.jit(_uniform_per_row_kernel)
+_uniform_per_row = jit_kernel(_uniform_per_row_kernel)
 
 
 def uniform_per_row(seed, purpose, stream, n_rows, out):
@@ -67,7 +68,7 @@ def _feature_masks_kernel(block):
                 if feature_idx < n_features:
                     out[position, feature_idx] = rank < max_features
 
-    return feature_masks_kernel, cuda.jit(feature_masks_kernel)
+    return feature_masks_kernel, jit_kernel(feature_masks_kernel)
 
 
 def _feature_block(n_features):
@@ -99,7 +100,7 @@ def _threshold_draws_kernel(seed, node_tree, node_idx, n_features, out):
         out[node, feature_idx] = hash_uniform(seed, PURPOSE_THRESHOLD, stream, feature_idx)
 
 
-_threshold_draws = cuda.jit(_threshold_draws_kernel)
+_threshold_draws = jit_kernel(_threshold_draws_kernel)
 
 
 def threshold_draws(seed, node_tree, node_idx, n_features, out):
@@ -129,8 +130,8 @@ def _bootstrap_counts_kernel(seed, first_tree, n_draws, out):
         cuda.atomic.add(out, (tree, row), 1)
 
 
-_zero_counts = cuda.jit(_zero_counts_kernel)
-_bootstrap_counts = cuda.jit(_bootstrap_counts_kernel)
+_zero_counts = jit_kernel(_zero_counts_kernel)
+_bootstrap_counts = jit_kernel(_bootstrap_counts_kernel)
 
 
 def bootstrap_counts(seed, first_tree, n_draws, out):

@@ -55,6 +55,7 @@ from ..common import (
     NO_SPLIT, accumulate_row, finish_split_from_histogram, parent_cost, pick_best_feature, random_threshold_bin,
     resolve_missing_left, scan_threshold,
 )
+from . import jit_kernel
 from .histogram import array_namespace
 
 # --- launch configuration --------------------------------------------------------
@@ -251,7 +252,7 @@ def _scan_histograms_kernel(n_threads, n_slots):
         if tid == 0:
             _write_best(best_gain, best_order, node, feature_idx, gains, bins, missing_left)
 
-    return scan_histograms_kernel, cuda.jit(scan_histograms_kernel)
+    return scan_histograms_kernel, jit_kernel(scan_histograms_kernel)
 
 
 def _pick_from_histograms_kernel(
@@ -278,7 +279,7 @@ def _pick_from_histograms_kernel(
         )
 
 
-_pick_from_histograms = cuda.jit(_pick_from_histograms_kernel)
+_pick_from_histograms = jit_kernel(_pick_from_histograms_kernel)
 
 
 def find_best_splits_from_histograms(
@@ -399,7 +400,7 @@ def _scan_rows_kernel(n_threads, n_slots):
         if tid == 0:
             _write_best(best_gain, best_order, node, feature_idx, gains, bins, missing_left)
 
-    return scan_rows_kernel, cuda.jit(scan_rows_kernel)
+    return scan_rows_kernel, jit_kernel(scan_rows_kernel)
 
 
 @functools.lru_cache(maxsize=None)
@@ -471,7 +472,7 @@ def _finish_rows_kernel(n_slots, threads):
             # The shared sums are read before the next node clears them.
             cuda.syncthreads()
 
-    return finish_rows_kernel, cuda.jit(finish_rows_kernel)
+    return finish_rows_kernel, jit_kernel(finish_rows_kernel)
 
 
 def find_best_splits_from_rows(

@@ -12,6 +12,8 @@ from gpuforest import (
     DecisionTreeRegressor,
     ExtraTreesClassifier,
     ExtraTreesRegressor,
+    GradientBoostingClassifier,
+    GradientBoostingRegressor,
     RandomForestClassifier,
     RandomForestRegressor,
 )
@@ -75,3 +77,22 @@ def test_gpu_forests_equal_cpu_forests(Forest, target):
     if Forest is RandomForestClassifier:
         np.testing.assert_array_equal(gpu.oob_decision_function_, cpu.oob_decision_function_)
 
+
+
+@pytest.mark.parametrize("target", ["real", "binary", "3 classes"])
+def test_gpu_boosting_equals_cpu_boosting(target):
+    X, y_class, y_real, weight = data(20_000, seed=2)
+    Estimator, y = {
+        "real": (GradientBoostingRegressor, y_real),
+        "binary": (GradientBoostingClassifier, (y_class > 0).astype(int)),
+        "3 classes": (GradientBoostingClassifier, y_class),
+    }[target]
+    gpu, cpu = (
+        Estimator(device=device, n_estimators=10, random_state=0).fit(X, y, sample_weight=weight)
+        for device in ("cuda", "cpu")
+    )
+    assert gpu.device_ == "cuda"
+    for gpu_tree, cpu_tree in zip(gpu.trees_, cpu.trees_):
+        for name in TREE_ARRAYS:
+            np.testing.assert_array_equal(getattr(gpu_tree, name), getattr(cpu_tree, name), err_msg=name)
+    np.testing.assert_array_equal(gpu.predict(X), cpu.predict(X))

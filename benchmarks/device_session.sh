@@ -1,0 +1,44 @@
+#!/bin/bash
+# Everything a session with a lent GPU runs there, in one command: the
+# environment, the `gpu` tests (tests/gpu), the GPU benchmarks.
+# Each step has its own time limit so that a slow one leaves the rest their turn;
+# logs and results land in $OUT (at most 8 files come back).
+export PYTHONUNBUFFERED=1 OUT=${OUT:-/tmp/out} NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0
+mkdir -p "$OUT"
+log="$OUT/session.log"
+step() { echo "=== $(date +%T) $*" | tee -a "$log"; }
+
+# The image's numba-cuda still names np.row_stack, which its numpy 2.5 dropped.
+mkdir -p /tmp/compat
+echo 'import numpy; numpy.__dict__.setdefault("row_stack", numpy.vstack)' >/tmp/compat/sitecustomize.py
+export PYTHONPATH=/tmp/compat${PYTHONPATH:+:$PYTHONPATH}
+
+step environment
+nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm --format=csv 2>&1 | tee -a "$log"
+python3 -c "import numpy, numba, cupy, sklearn; from numba import cuda; import numba_cuda
+print('numpy', numpy.__version__, 'numba', numba.__version__, 'numba-cuda', numba_cuda.__version__,
+      'cupy', cupy.__version__, 'sklearn', sklearn.__version__, 'cuda', cuda.is_available())" 2>&1 | tee -a "$log"
+
+# The package maps gpuforest.kernels to kernels/; without network an editable
+# install needs the image's setuptools, else a link gives the same layout.
+python3 -m pip install -q --no-deps --no-build-isolation --no-index -e . >>"$log" 2>&1 \
+    || { ln -sfn ../kernels gpuforest/kernels; export PYTHONPATH=$PYTHONPATH:$PWD; step "pip failed: using a link"; }
+python3 -c "import gpuforest, gpuforest.kernels.cuda; print('gpuforest', gpuforest.__version__)" 2>&1 | tee -a "$log"
+
+step gpu tests
+GPUFOREST_REAL_CUDA=1 timeout "${TESTS_S:-200}" python3 -m pytest -m gpu tests/gpu -q -p no:cacheprovider \
+    --durations=5 2>&1 | tee -a "$log"
+
+step bench_gpu
+timeout "${BENCH_GPU_S:-150}" python3 benchmarks/bench_gpu.py --sizes 1000000 10000000 2>&1 | tee -a "$log"
+
+card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '_')
+for device in cuda cpu; do
+    step "bench_forest $device"
+    timeout "${BENCH_FOREST_S:-90}" python3 benchmarks/bench_forest.py --device "$device" --libraries gpuforest \
+        --output-name "forest_${device}_${card}_1000000x28" 2>&1 | tee -a "$log"
+done
+
+step done
+cp benchmarks/results/gpu_tree_* benchmarks/results/forest_*_"$card"_* "$OUT"/ 2>/dev/null
+ls "$OUT"
