@@ -36,10 +36,12 @@ import types as pytypes
 from datetime import datetime, timezone
 from pathlib import Path
 
+from gpuforest.backend import KERNEL_STAGES
+
 RESULTS = Path(__file__).resolve().parent / "results"
 PACKAGE = "gpuforest.kernels.cuda"
 # One module per data-flow stage, the names of kernels/cpu (docs/ARCHITECTURE.md).
-EXPECTED_MODULES = ("binning", "sampling", "histogram", "splitting", "partitioning", "leaf_values", "predict")
+EXPECTED_MODULES = KERNEL_STAGES
 NO_SPILL_MODULES = ("histogram", "splitting", "partitioning")
 MIN_OCCUPANCY = 0.5
 ARCHS = ((8, 0), (9, 0))

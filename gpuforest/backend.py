@@ -91,8 +91,7 @@ class Backend:
         The array library of the device (numpy, or CuPy).
     kernels : module
         ``gpuforest.kernels.cpu`` or ``gpuforest.kernels.cuda``: modules
-        ``binning, sampling, histogram, splitting, partitioning, leaf_values,
-        predict`` with the same functions.
+        ``KERNEL_STAGES`` with the same functions.
     """
 
     out_of_memory_errors = (MemoryError,)
@@ -128,6 +127,12 @@ class Backend:
             self.to_device(X), self.to_device(bin_thresholds), self.to_device(n_thresholds), missing_bin, X_binned
         )
         return X_binned
+
+    def uniform_per_row(self, seed, purpose, stream, n_rows):
+        """``U(seed, purpose, stream, row)`` of every row on the device, shape (n_rows,), float64."""
+        draws = self.xp.empty(n_rows)
+        self.kernels.sampling.uniform_per_row(seed, purpose, stream, n_rows, draws)
+        return draws
 
     def bootstrap_counts(self, seed, first_tree, n_trees, n_samples, n_draws):
         """Per (tree, row) draw counts, kept on the device: shape (n_trees, n_samples), int32."""
@@ -248,6 +253,13 @@ class Backend:
         )
         return self.to_host(values), self.to_host(impurity), self.to_host(weight)
 
+    def loss_gradients(self, loss, parameter, y, raw, sample_weight):
+        """Weighted gradients and hessians on the device, each of the shape of ``raw``
+        (n_samples, n_scores); ``y``, ``raw`` and ``sample_weight`` already there."""
+        gradients, hessians = self.xp.empty_like(raw), self.xp.empty_like(raw)
+        self.kernels.gradients.loss_gradients(loss, parameter, y, raw, sample_weight, gradients, hessians)
+        return gradients, hessians
+
     def predict_leaves(self, X, tree_offsets, threshold, node_info):
         leaves = self.xp.empty((X.shape[0], tree_offsets.shape[0]), dtype=np.int32)
         self.kernels.predict.predict_leaves(
@@ -257,7 +269,9 @@ class Backend:
         return self.to_host(leaves)
 
 
-KERNEL_STAGES = ("binning", "sampling", "histogram", "splitting", "partitioning", "leaf_values", "predict")
+KERNEL_STAGES = (
+    "binning", "sampling", "histogram", "splitting", "partitioning", "leaf_values", "predict", "gradients",
+)
 
 
 def _kernel_modules(package):

@@ -1,22 +1,26 @@
 """Gradient boosting (Friedman 2001) with second-order leaf values (Chen & Guestrin 2016).
 
 Each round computes every row's gradient and hessian of the loss at the
-current raw scores, grows one tree per raw score (one per class for the
-multinomial loss) on their fixed-point (g, h) histograms with the ``newton``
-criterion (gain ``G_L^2/(H_L+l2) + G_R^2/(H_R+l2) - G^2/(H+l2)``, leaf value
-``-G / (H + l2)``), and adds ``learning_rate`` times the tree's leaf values.
+current raw scores on the device (``losses.py``, ``kernels/*/gradients.py``),
+grows one tree per raw score (one per class for the multinomial loss) on their
+fixed-point (g, h) histograms with the ``newton`` criterion (gain
+``G_L^2/(H_L+l2) + G_R^2/(H_R+l2) - G^2/(H+l2)``, leaf value ``-G / (H + l2)``),
+and adds ``learning_rate`` times the tree's leaf values to the raw scores.
 
-First version (issue 5 in progress): losses ``squared_error`` and
-``log_loss`` (binary and multinomial), depth-wise or best-first growth
-(``max_leaf_nodes``), ``min_samples_leaf``, ``min_child_weight``,
-``l2_regularization``. The classes' trees of a round are grown one after
-another, not yet in one batch.
+Early stopping follows scikit-learn's ``HistGradientBoosting*``: scores of
+the baseline and of every round on a validation set (a split of the training
+data, or ``eval_set``); training stops when none of the last
+``n_iter_no_change`` scores beats the one before them by more than ``tol``.
+The classes' trees of a round are grown one after another.
 """
 
+import inspect
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.metrics import check_scoring
+from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -25,174 +29,459 @@ from .backend import DEVICES, get_backend
 from .binning import BinMapper
 from .decision_tree import MAX_DEPTH_UNLIMITED, AllowNaNMixin, encode_classes, validate_fit_data, validate_predict_data
 from .grower import GrowthParams, TreeGrower
-from .losses import HalfBinomialLoss, HalfMultinomialLoss, HalfSquaredError
+from .kernels.common import PURPOSE_SUBSAMPLE
+from .losses import (
+    AbsoluteError, BinomialLoss, CustomObjective, ExponentialLoss, GammaLoss, HuberLoss, MultinomialLoss, PoissonLoss,
+    QuantileLoss, SquaredError,
+)
 from .statistics import newton_statistics
 from .tree import pack_forest
 
+# Early stopping switches itself on above this many rows (scikit-learn's rule).
+AUTO_EARLY_STOPPING_ROWS = 10_000
 
-def _boosting_init(default_loss):
-    """``__init__`` of a boosting estimator: the same parameters, its own default loss."""
+_SHARED_PARAMETERS = dict(
+    learning_rate=0.1, n_estimators=100, max_depth=None, max_leaf_nodes=31, grow_policy="lossguide",
+    min_samples_leaf=20, min_child_weight=1e-3, l2_regularization=0.0, min_split_gain=0.0, subsample=1.0,
+    max_bins=256, init=None, warm_start=False, early_stopping="auto", scoring="loss", validation_fraction=0.1,
+    n_iter_no_change=10, tol=1e-7, random_state=None, device="auto",
+)
 
-    def __init__(
-        self, *, loss=default_loss, learning_rate=0.1, n_estimators=100, max_depth=None, max_leaf_nodes=31,
-        min_samples_leaf=20, min_child_weight=1e-3, l2_regularization=0.0, max_bins=256, random_state=None,
-        device="auto",
-    ):
-        self.loss = loss
-        self.learning_rate = learning_rate
-        self.n_estimators = n_estimators
-        self.max_depth = max_depth
-        self.max_leaf_nodes = max_leaf_nodes
-        self.min_samples_leaf = min_samples_leaf
-        self.min_child_weight = min_child_weight
-        self.l2_regularization = l2_regularization
-        self.max_bins = max_bins
-        self.random_state = random_state
-        self.device = device
 
+def _boosting_init(**own_parameters):
+    """``__init__`` taking the shared parameters and the estimator's own, keyword-only.
+
+    The signature is spelled out for scikit-learn's ``get_params``.
+    """
+    defaults = {**own_parameters, **_SHARED_PARAMETERS}
+
+    def __init__(self, **parameters):
+        unknown = sorted(set(parameters) - set(defaults))
+        if unknown:
+            raise TypeError(f"{type(self).__name__}.__init__() got unexpected keyword arguments {unknown}")
+        for name, default in defaults.items():
+            setattr(self, name, parameters.get(name, default))
+
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    __init__.__signature__ = inspect.Signature(
+        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        + [inspect.Parameter(name, keyword, default=default) for name, default in defaults.items()]
+    )
     return __init__
 
 
+class _RawScores:
+    """Stands in for the estimator in a scorer: predictions from raw scores computed during fit."""
+
+    def __init__(self, estimator, raw):
+        self._estimator, self._raw = estimator, raw
+        self._estimator_type = "classifier" if isinstance(estimator, ClassifierMixin) else "regressor"
+        self.classes_ = getattr(estimator, "classes_", None)
+
+    def __sklearn_tags__(self):
+        return self._estimator.__sklearn_tags__()
+
+    def predict(self, X):
+        return self._estimator._predict_from_raw(self._raw)
+
+    def predict_proba(self, X):
+        return self._estimator._loss.link(np, self._raw)
+
+    def decision_function(self, X):
+        return self._estimator._decision_from_raw(self._raw)
+
+
 class BaseGradientBoosting(AllowNaNMixin, BaseEstimator):
-    """Parameters, the boosting loop and raw-score prediction shared by both estimators."""
+    """Parameters, the boosting loop, early stopping and raw-score prediction shared by both estimators."""
 
     _parameter_constraints = {
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
         "max_depth": [Interval(Integral, 1, None, closed="left"), None],
         "max_leaf_nodes": [Interval(Integral, 2, None, closed="left"), None],
+        "grow_policy": [StrOptions({"lossguide", "depthwise"})],
         "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
         "min_child_weight": [Interval(Real, 0, None, closed="left")],
         "l2_regularization": [Interval(Real, 0, None, closed="left")],
-        "max_bins": [Interval(Integral, 2, 256, closed="both")],
+        "min_split_gain": [Interval(Real, 0, None, closed="left")],
+        "subsample": [Interval(Real, 0, 1, closed="right")],
+        "max_bins": [Interval(Integral, 3, 256, closed="both")],
+        "init": [StrOptions({"zero"}), None],
+        "warm_start": ["boolean"],
+        "early_stopping": [StrOptions({"auto"}), "boolean"],
+        "scoring": [str, callable, None],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither"), Interval(Integral, 1, None, closed="left")],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
         "random_state": ["random_state"],
         "device": [StrOptions(set(DEVICES))],
     }
 
-    def _boost(self, X, y, sample_weight):
-        """Grow ``n_estimators`` rounds of trees; sets ``trees_`` (round-major) and ``baseline_``."""
-        backend = get_backend(self.device)
+    def _fit(self, X, y, sample_weight, eval_set):
+        """Validated data and ``self._loss`` in hand: boost up to ``n_estimators`` rounds."""
+        self._loss.check_target(y)
+        X, y, sample_weight, X_val, y_val, weight_val = self._validation_split(X, y, sample_weight, eval_set)
+        if not (self.warm_start and hasattr(self, "trees_")):
+            self._start(X, y, sample_weight)
+        backend = get_backend(self.device_)
         xp = backend.xp
-        self.device_ = backend.name
-        seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
-        self._bin_mapper = BinMapper(self.max_bins, random_state=seed).fit(X)
-        X_binned = self._bin_mapper.transform(X, backend)
-        n_samples = X.shape[0]
-        self.baseline_ = self._loss.baseline(y, sample_weight)
-        raw = xp.asarray(np.tile(self.baseline_, (n_samples, 1)))
+        raw = xp.asarray(self._raw_predict_validated(X))
         y_device, weight_device = xp.asarray(y), xp.asarray(sample_weight)
-        counts = xp.ones((1, n_samples), dtype=np.int32)
-        tree_offsets = np.array([0, n_samples], dtype=np.int64)
-        self.trees_ = []
-        for _ in range(self.n_estimators):
-            gradients, hessians = self._loss.gradients(xp, y_device, raw, weight_device)
-            for k in range(self._loss.n_trees_per_iteration):
-                g, h = backend.to_host(gradients[:, k]), backend.to_host(hessians[:, k])
-                stats = newton_statistics(g, h, self.l2_regularization)
-                rows = backend.row_data(X_binned, np.arange(n_samples, dtype=np.int32), counts, stats)
-                (tree,) = TreeGrower(backend, rows, tree_offsets, self._bin_mapper, stats, 1, self._params(h, seed)).grow()
+        raw_val = None if X_val is None else self._raw_predict_validated(X_val)
+        X_binned = self._bin_mapper.transform(X, backend)
+        n_per_round = self._loss.n_trees_per_iteration
+        scorer = self._scorer()
+        if X_val is not None and not self.train_score_:
+            self._record_scores(scorer, X, y, sample_weight, backend.to_host(raw), X_val, y_val, weight_val, raw_val)
+        for iteration in range(len(self.trees_) // n_per_round, self.n_estimators):
+            if X_val is not None and self._should_stop():
+                break
+            gradients, hessians = self._loss.gradients(backend, y_device, raw, weight_device)
+            sample_indices = self._subsample(backend, iteration, X.shape[0])
+            tree_offsets = np.array([0, sample_indices.shape[0]], dtype=np.int64)
+            counts = xp.ones((1, X.shape[0]), dtype=np.int32)
+            for k in range(n_per_round):
+                stats = newton_statistics(gradients[:, k], hessians[:, k], self.l2_regularization, xp=xp)
+                rows = backend.row_data(X_binned, sample_indices, counts, stats)
+                (tree,) = TreeGrower(backend, rows, tree_offsets, self._bin_mapper, stats, 1, self._growth).grow()
+                leaves = tree.apply(X, backend)
+                if self._loss.refit_quantile is not None:
+                    self._loss.refit_leaves(tree.value[:, 0, 0], leaves, y, backend.to_host(raw[:, k]), sample_weight)
                 tree.value *= self.learning_rate
-                raw[:, k] += xp.asarray(tree.value[tree.apply(X, backend), 0, 0])
+                raw[:, k] += xp.asarray(tree.value[leaves, 0, 0])
+                if X_val is not None:
+                    raw_val[:, k] += tree.value[tree.apply(X_val, backend), 0, 0]
                 self.trees_.append(tree)
+            if X_val is not None:
+                self._record_scores(
+                    scorer, X, y, sample_weight, backend.to_host(raw), X_val, y_val, weight_val, raw_val
+                )
+        self.n_iter_ = len(self.trees_) // n_per_round
         self._packed = pack_forest(self.trees_)
+        if X_val is not None:
+            self.best_iteration_ = int(np.argmax(self.validation_score_))
         return self
 
-    def _params(self, hessians, seed):
-        """Growth rules of one tree; ``min_child_weight`` is a fraction of this tree's total hessian."""
-        total_hessian = float(hessians.sum())
-        return GrowthParams(
+    def _start(self, X, y, sample_weight):
+        """Fresh state: device, seed, bins, the baseline, no trees."""
+        self.device_ = get_backend(self.device).name
+        self._seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        self._bin_mapper = BinMapper(self.max_bins, random_state=self._seed).fit(X)
+        if self.init == "zero":
+            self.baseline_ = np.zeros(self._loss.n_trees_per_iteration)
+        else:
+            self.baseline_ = self._loss.baseline(y, sample_weight)
+        max_leaf_nodes = self.max_leaf_nodes if self.grow_policy == "lossguide" else None
+        self._growth = GrowthParams(
             max_depth=MAX_DEPTH_UNLIMITED if self.max_depth is None else self.max_depth,
             min_samples_split=2 * self.min_samples_leaf,
             min_samples_leaf=self.min_samples_leaf,
-            min_weight_fraction_leaf=self.min_child_weight / total_hessian if total_hessian > 0 else 0.0,
+            min_weight_fraction_leaf=0.0,
             min_impurity_decrease=0.0,
-            max_leaf_nodes=self.max_leaf_nodes,
+            max_leaf_nodes=max_leaf_nodes,
             max_features=self.n_features_in_,
-            seed=seed,
+            seed=self._seed,
+            min_weight_leaf=self.min_child_weight,
+            min_split_gain=self.min_split_gain,
         )
+        self.trees_ = []
+        self.train_score_, self.validation_score_ = [], []
+
+    def _subsample(self, backend, iteration, n_samples):
+        """Rows of this round's trees, drawn on the device: each kept with probability ``subsample``."""
+        if self.subsample == 1.0:
+            return backend.xp.arange(n_samples, dtype=np.int32)
+        draws = backend.uniform_per_row(self._seed, PURPOSE_SUBSAMPLE, iteration, n_samples)
+        return backend.xp.flatnonzero(draws < self.subsample).astype(np.int32)
+
+    # --- early stopping ----------------------------------------------------------------
+
+    def _validation_split(self, X, y, sample_weight, eval_set):
+        """``(X, y, w, X_val, y_val, w_val)``: the validation set for early stopping (``eval_set``, or
+        ``validation_fraction`` of the training rows taken out); ``X_val`` is None without early stopping."""
+        use = self.early_stopping
+        if use == "auto":
+            use = X.shape[0] > AUTO_EARLY_STOPPING_ROWS or eval_set is not None
+        if not use:
+            return X, y, sample_weight, None, None, None
+        if isinstance(self._loss, CustomObjective) and self.scoring in ("loss", None):
+            raise ValueError("Early stopping with a custom loss needs a scoring other than 'loss'.")
+        if eval_set is None:
+            stratify = y if isinstance(self, ClassifierMixin) else None
+            X, X_val, y, y_val, sample_weight, weight_val = train_test_split(
+                X, y, sample_weight, test_size=self.validation_fraction, stratify=stratify,
+                random_state=check_random_state(self.random_state).randint(np.iinfo(np.int32).max),
+            )
+            return X, y, sample_weight, X_val, y_val, weight_val
+        X_val, y_val, *weight = eval_set
+        X_val = validate_predict_data(self, X_val)
+        y_val = self._encode_target(np.asarray(y_val))
+        weight_val = np.asarray(weight[0], dtype=np.float64) if weight else np.ones(y_val.shape[0])
+        if X_val.shape[0] != y_val.shape[0] or weight_val.shape != y_val.shape:
+            raise ValueError("eval_set: X, y and sample_weight must have the same number of rows.")
+        return X, y, sample_weight, X_val, y_val, weight_val
+
+    def _scorer(self):
+        return None if self.scoring in ("loss", None) else check_scoring(self, self.scoring)
+
+    def _record_scores(self, scorer, X, y, weight, raw, X_val, y_val, weight_val, raw_val):
+        """Append the training and validation scores (higher is better) of the current model."""
+        for scores, features, target, w, scores_raw in (
+            (self.train_score_, X, y, weight, raw), (self.validation_score_, X_val, y_val, weight_val, raw_val)
+        ):
+            if scorer is None:
+                scores.append(-self._loss.loss(target, scores_raw, w))
+            else:
+                scores.append(scorer(_RawScores(self, scores_raw), features, self._decode_target(target)))
+
+    def _should_stop(self):
+        """scikit-learn's rule: no score among the last ``n_iter_no_change`` beats the one before them by ``tol``."""
+        scores = self.validation_score_
+        if len(scores) <= self.n_iter_no_change:
+            return False
+        reference = scores[-self.n_iter_no_change - 1] + self.tol
+        return not any(score > reference for score in scores[-self.n_iter_no_change:])
+
+    # --- prediction --------------------------------------------------------------------
+
+    def _raw_predict_validated(self, X, n_iterations=None):
+        """Raw scores of validated ``X`` after ``n_iterations`` rounds (all by default), shape (n_samples, n_scores)."""
+        n_per_round = self._loss.n_trees_per_iteration
+        raw = np.tile(self.baseline_, (X.shape[0], 1))
+        if not self.trees_:
+            return raw
+        per_tree = self._per_tree_values(X)[:, : None if n_iterations is None else n_iterations * n_per_round]
+        return raw + per_tree.reshape(X.shape[0], -1, n_per_round).sum(axis=1)
+
+    def _per_tree_values(self, X):
+        """Each tree's leaf value for each row, shape (n_samples, n_trees)."""
+        packed = getattr(self, "_packed", None)
+        if packed is None or packed[0].shape[0] != len(self.trees_):
+            packed = self._packed = pack_forest(self.trees_)
+        tree_offsets, threshold, node_info, value, _ = packed
+        leaves = get_backend(self.device_).predict_leaves(X, tree_offsets, threshold, node_info)
+        return value[tree_offsets[None, :] + leaves, 0]
 
     def _raw_predict(self, X):
-        """Raw scores, shape (n_samples, n_trees_per_iteration)."""
+        check_is_fitted(self, "trees_")
+        return self._raw_predict_validated(validate_predict_data(self, X))
+
+    def _staged_raw_predict(self, X):
+        """Raw scores after each round, shape (n_samples, n_scores) each."""
         check_is_fitted(self, "trees_")
         X = validate_predict_data(self, X)
-        backend = get_backend(self.device_)
-        tree_offsets, threshold, node_info, value, _ = self._packed
-        leaves = backend.predict_leaves(X, tree_offsets, threshold, node_info)
-        per_tree = value[tree_offsets[None, :] + leaves, 0]  # (n_samples, n_trees)
         n_per_round = self._loss.n_trees_per_iteration
-        return self.baseline_ + per_tree.reshape(X.shape[0], -1, n_per_round).sum(axis=1)
+        per_round = self._per_tree_values(X).reshape(X.shape[0], -1, n_per_round)
+        raw = np.tile(self.baseline_, (X.shape[0], 1))
+        for iteration in range(per_round.shape[1]):
+            raw = raw + per_round[:, iteration]
+            yield raw
+
+    @property
+    def feature_importances_(self):
+        """Total split gain per feature over all trees, normalised to sum to 1 (LightGBM's "gain")."""
+        check_is_fitted(self, "trees_")
+        gains = sum(
+            tree.compute_feature_importances(normalize=False) * tree.weighted_n_node_samples[0]
+            for tree in self.trees_ if tree.node_count > 1
+        )
+        if np.isscalar(gains) or gains.sum() <= 0:
+            return np.zeros(self.n_features_in_)
+        return gains / gains.sum()
+
+
+_COMMON_PARAMETERS_DOC = """
+    learning_rate : float, default=0.1
+        Shrinkage of every tree's leaf values.
+    n_estimators : int, default=100
+        Boosting rounds (at most, with early stopping).
+    max_depth : int or None, default=None
+    max_leaf_nodes : int or None, default=31
+        Leaves per tree with ``grow_policy="lossguide"`` (ignored by ``"depthwise"``).
+    grow_policy : {"lossguide", "depthwise"}, default="lossguide"
+        Best-first growth up to ``max_leaf_nodes`` (LightGBM, HistGradientBoosting), or level by
+        level down to ``max_depth`` (XGBoost's default).
+    min_samples_leaf : int, default=20
+    min_child_weight : float, default=1e-3
+        Smallest hessian sum of a child (LightGBM's ``min_sum_hessian_in_leaf``).
+    l2_regularization : float, default=0.0
+        ``lambda`` of the leaf values ``-G / (H + lambda)`` and of the gain.
+    min_split_gain : float, default=0.0
+        Smallest gain ``G_L^2/(H_L+l2) + G_R^2/(H_R+l2) - G^2/(H+l2)`` of a split (LightGBM's).
+    subsample : float, default=1.0
+        Fraction of rows each round's trees see, drawn on the device with the hash RNG.
+    max_bins : int, default=256
+        Bins per feature, including one for missing values.
+    init : {None, "zero"}, default=None
+        Raw scores start at the loss's optimal constant (None) or at 0.
+    warm_start : bool, default=False
+        Keep the trees of the previous fit (same data) and add rounds up to ``n_estimators``.
+    early_stopping : "auto" or bool, default="auto"
+        "auto": on with more than 10,000 rows or with ``eval_set``.
+    scoring : str, callable or None, default="loss"
+        Early-stopping score: "loss" (minus the mean loss) or a scikit-learn scorer.
+    validation_fraction : float or int, default=0.1
+        Validation split of the training data for early stopping without ``eval_set``.
+    n_iter_no_change : int, default=10
+    tol : float, default=1e-7
+    random_state : int, RandomState instance or None, default=None
+    device : {"auto", "cpu", "cuda"}, default="auto"
+"""
+
+_COMMON_ATTRIBUTES_DOC = """
+    trees_ : list of gpuforest.tree.Tree
+        Round-major (the classes' trees of a round together), leaf values scaled by ``learning_rate``.
+    baseline_ : ndarray of shape (n_trees_per_iteration,)
+        Raw scores before the first round.
+    n_iter_ : int
+        Rounds grown.
+    train_score_, validation_score_ : list of float
+        With early stopping: scores of the baseline and of every round (higher is better).
+    best_iteration_ : int
+        With early stopping: the round with the best validation score (0 is the baseline).
+    feature_importances_ : ndarray of shape (n_features_in_,)
+        Total split gain per feature, normalised.
+"""
 
 
 class GradientBoostingRegressor(RegressorMixin, BaseGradientBoosting):
-    """Gradient boosting for regression (first version: ``loss="squared_error"``).
+    __doc__ = """Gradient boosting for regression.
 
     Parameters
     ----------
-    loss : {"squared_error"}, default="squared_error"
-    learning_rate : float, default=0.1
-    n_estimators : int, default=100
-        Boosting rounds.
-    max_depth : int or None, default=None
-    max_leaf_nodes : int or None, default=31
-        Best-first growth up to this many leaves per tree (as HistGradientBoosting).
-    min_samples_leaf : int, default=20
-    min_child_weight : float, default=1e-3
-        Smallest hessian sum of a leaf.
-    l2_regularization : float, default=0.0
-    max_bins : int, default=256
-    random_state : int, RandomState instance or None, default=None
-    device : {"auto", "cpu", "cuda"}, default="auto"
-
+    loss : {"squared_error", "absolute_error", "huber", "quantile", "poisson", "gamma"} or callable, \
+default="squared_error"
+        A callable ``loss(y_true, raw) -> (gradient, hessian)`` is a custom objective (raw scores start at 0).
+    alpha : float, default=0.9
+        The quantile of ``loss="quantile"``; ``huber``'s delta is this quantile of the absolute residuals.
+""" + _COMMON_PARAMETERS_DOC + """
     Attributes
     ----------
-    trees_ : list of gpuforest.tree.Tree
-        One tree per round, leaf values already scaled by ``learning_rate``.
-    baseline_ : ndarray of shape (1,)
-    """
+""" + _COMMON_ATTRIBUTES_DOC
 
-    _parameter_constraints = {**BaseGradientBoosting._parameter_constraints, "loss": [StrOptions({"squared_error"})]}
+    _parameter_constraints = {
+        **BaseGradientBoosting._parameter_constraints,
+        "loss": [StrOptions({"squared_error", "absolute_error", "huber", "quantile", "poisson", "gamma"}), callable],
+        "alpha": [Interval(Real, 0, 1, closed="neither")],
+    }
 
-    __init__ = _boosting_init(default_loss="squared_error")
+    __init__ = _boosting_init(loss="squared_error", alpha=0.9)
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, eval_set=None):
+        """Boost on ``X`` (n_samples, n_features) and ``y``; ``eval_set=(X_val, y_val[, w_val])`` for early stopping."""
         self._validate_params()
         X, y, sample_weight = validate_fit_data(self, X, y, sample_weight)
-        self._loss = HalfSquaredError()
-        return self._boost(X, np.asarray(y, dtype=np.float64), sample_weight)
+        self._loss = self._make_loss()
+        return self._fit(X, self._encode_target(y), sample_weight, eval_set)
+
+    def _make_loss(self):
+        if callable(self.loss):
+            return CustomObjective(self.loss, 1, "identity")
+        return {
+            "squared_error": SquaredError, "absolute_error": AbsoluteError, "poisson": PoissonLoss,
+            "gamma": GammaLoss, "huber": lambda: HuberLoss(self.alpha), "quantile": lambda: QuantileLoss(self.alpha),
+        }[self.loss]()
+
+    @staticmethod
+    def _encode_target(y):
+        return np.asarray(y, dtype=np.float64)
+
+    @staticmethod
+    def _decode_target(y):
+        return y
+
+    def _predict_from_raw(self, raw):
+        return np.asarray(self._loss.link(np, raw))
 
     def predict(self, X):
-        return self._raw_predict(X)[:, 0]
+        """Predictions, shape (n_samples,)."""
+        return self._predict_from_raw(self._raw_predict(X))
+
+    def staged_predict(self, X):
+        """Predictions after each round."""
+        for raw in self._staged_raw_predict(X):
+            yield self._predict_from_raw(raw)
 
 
 class GradientBoostingClassifier(ClassifierMixin, BaseGradientBoosting):
-    """Gradient boosting for classification (first version: ``loss="log_loss"``, binary or multinomial).
+    __doc__ = """Gradient boosting for classification.
 
-    Parameters and attributes as ``GradientBoostingRegressor``, plus ``classes_``.
-    """
+    Parameters
+    ----------
+    loss : {"log_loss", "exponential"} or callable, default="log_loss"
+        ``log_loss``: binary, or multinomial with one tree per class per round. ``exponential``
+        (binary only): AdaBoost's loss. A callable ``loss(y_true, raw) -> (gradient, hessian)``
+        is a custom objective on the encoded classes (raw of shape (n_samples,) for two classes,
+        else (n_samples, n_classes); probabilities by sigmoid / softmax).
+""" + _COMMON_PARAMETERS_DOC + """
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+""" + _COMMON_ATTRIBUTES_DOC
 
-    _parameter_constraints = {**BaseGradientBoosting._parameter_constraints, "loss": [StrOptions({"log_loss"})]}
+    _parameter_constraints = {
+        **BaseGradientBoosting._parameter_constraints,
+        "loss": [StrOptions({"log_loss", "exponential"}), callable],
+    }
 
-    __init__ = _boosting_init(default_loss="log_loss")
+    __init__ = _boosting_init(loss="log_loss")
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, eval_set=None):
+        """Boost on ``X`` (n_samples, n_features) and labels ``y``; ``eval_set=(X_val, y_val[, w_val])``."""
         self._validate_params()
         X, y, sample_weight = validate_fit_data(self, X, y, sample_weight)
-        self.classes_, y_encoded = encode_classes(y)
+        self.classes_, _ = encode_classes(y)
         self.n_classes_ = self.classes_.shape[0]
         if self.n_classes_ == 1:
             raise ValueError("The number of classes has to be greater than one; got 1 class.")
-        self._loss = HalfBinomialLoss() if self.n_classes_ == 2 else HalfMultinomialLoss(self.n_classes_)
-        targets = y_encoded.astype(np.float64) if self.n_classes_ == 2 else y_encoded
-        return self._boost(X, targets, sample_weight)
+        self._loss = self._make_loss()
+        return self._fit(X, self._encode_target(y), sample_weight, eval_set)
+
+    def _make_loss(self):
+        binary = self.n_classes_ == 2
+        if callable(self.loss):
+            return CustomObjective(self.loss, 1 if binary else self.n_classes_, "sigmoid" if binary else "softmax")
+        if self.loss == "exponential":
+            if not binary:
+                raise ValueError(f"loss='exponential' needs two classes; got {self.n_classes_}.")
+            return ExponentialLoss()
+        return BinomialLoss() if binary else MultinomialLoss(self.n_classes_)
+
+    def _encode_target(self, y):
+        """Class index of each label as float64; unknown labels raise ValueError."""
+        index = np.searchsorted(self.classes_, y)
+        if np.any(index >= self.n_classes_) or np.any(self.classes_[np.minimum(index, self.n_classes_ - 1)] != y):
+            raise ValueError("y holds labels that were not seen in fit.")
+        return index.astype(np.float64)
+
+    def _decode_target(self, y):
+        return self.classes_[y.astype(np.int64)]
+
+    def _decision_from_raw(self, raw):
+        return raw[:, 0] if raw.shape[1] == 1 else raw
+
+    def _predict_from_raw(self, raw):
+        return self.classes_[np.argmax(self._loss.link(np, raw), axis=1)]
 
     def decision_function(self, X):
-        raw = self._raw_predict(X)
-        return raw[:, 0] if self.n_classes_ == 2 else raw
+        """Raw scores: shape (n_samples,) for two classes, else (n_samples, n_classes)."""
+        return self._decision_from_raw(self._raw_predict(X))
 
     def predict_proba(self, X):
-        raw = self._raw_predict(X)
-        return np.asarray(self._loss.proba(np, raw))
+        """Class probabilities, shape (n_samples, n_classes)."""
+        return np.asarray(self._loss.link(np, self._raw_predict(X)))
 
     def predict(self, X):
-        proba = self.predict_proba(X)
-        return self.classes_[np.argmax(proba, axis=1)]
+        return self._predict_from_raw(self._raw_predict(X))
+
+    def staged_decision_function(self, X):
+        for raw in self._staged_raw_predict(X):
+            yield self._decision_from_raw(raw)
+
+    def staged_predict_proba(self, X):
+        for raw in self._staged_raw_predict(X):
+            yield np.asarray(self._loss.link(np, raw))
+
+    def staged_predict(self, X):
+        for raw in self._staged_raw_predict(X):
+            yield self._predict_from_raw(raw)

@@ -48,6 +48,9 @@ class GrowthParams:
     seed: int
     # Extra trees: one random threshold per (node, feature) (kernels/cpu/splitting.py).
     random_thresholds: bool = False
+    # Boosting's absolute rules: smallest weight (hessian sum) of a child, smallest split gain.
+    min_weight_leaf: float = 0.0
+    min_split_gain: float = 0.0
 
 
 @dataclass
@@ -226,7 +229,7 @@ class TreeGrower:
         totals = self.backend.node_totals(self.rows, start, stop, tree, self.stats.n_slots)
         _, _, root_weight = self.backend.node_values(self.stats, totals, self.n_values)
         self.root_weight = root_weight
-        self.min_weight_leaf = self.params.min_weight_fraction_leaf * root_weight
+        self.min_weight_leaf = np.maximum(self.params.min_weight_fraction_leaf * root_weight, self.params.min_weight_leaf)
         zeros = np.zeros(self.n_trees, dtype=np.int64)
         return NodeBatch(tree=tree, node_idx=zeros, depth=zeros.copy(), start=start, stop=stop, totals=totals)
 
@@ -253,6 +256,7 @@ class TreeGrower:
             splittable
             & (split.feature != NO_SPLIT)
             & (improvement + EPSILON >= params.min_impurity_decrease)
+            & (split.gain >= params.min_split_gain)
         )
         nodes.split = split
         if params.max_leaf_nodes is None:

@@ -68,12 +68,27 @@ def fixed_point_scale(abs_total):
     return 2.0 ** min(max(exponent, -_MAX_EXPONENT), _MAX_EXPONENT)
 
 
-def _to_fixed(values, max_multiplicity):
-    """Columns of ``values`` in fixed point, and their inverse scales."""
-    scales = np.array(
-        [fixed_point_scale(np.abs(column).sum() * max_multiplicity) for column in values.T]
-    )
-    return np.rint(values * scales).astype(np.int64), 1.0 / scales
+def _exact_total(abs_column, xp):
+    """Sum of a non-negative column that does not depend on the order of the additions.
+
+    The column goes to fixed point with a scale sized by its largest value
+    (so no sum of it overflows) and is summed in int64: numpy and CuPy, CPU and
+    GPU, get the same total, hence the same scale in ``_to_fixed``.
+    """
+    largest = float(abs_column.max()) if abs_column.shape[0] else 0.0
+    if largest == 0.0:
+        return 0.0
+    scale = fixed_point_scale(largest * abs_column.shape[0])
+    return int(xp.rint(abs_column * scale).astype(np.int64).sum()) / scale
+
+
+def _to_fixed(values, max_multiplicity, xp=np):
+    """Columns of ``values`` (numpy, or CuPy with ``xp``) in fixed point, and their inverse scales."""
+    scales = xp.asarray([
+        fixed_point_scale(_exact_total(xp.abs(values[:, column]), xp) * max_multiplicity)
+        for column in range(values.shape[1])
+    ])
+    return xp.rint(values * scales).astype(np.int64), 1.0 / np.asarray(scales.tolist())
 
 
 def classification_statistics(criterion, y_encoded, n_classes, sample_weight, max_multiplicity=1):
@@ -116,12 +131,17 @@ def regression_statistics(criterion, y, sample_weight, max_multiplicity=1):
     )
 
 
-def newton_statistics(gradients, hessians, l2_regularization, max_multiplicity=1):
-    """``(g, h)`` per row for second-order (Newton) boosting."""
-    row_stats, inv_scales = _to_fixed(np.column_stack([gradients, hessians]), max_multiplicity)
+def newton_statistics(gradients, hessians, l2_regularization, max_multiplicity=1, xp=np):
+    """``(g, h)`` per row for second-order (Newton) boosting, kept where they are (numpy or CuPy).
+
+    Parameters
+    ----------
+    gradients, hessians : ndarray of shape (n_samples,), dtype float64
+    """
+    row_stats, inv_scales = _to_fixed(xp.stack([gradients, hessians], axis=1), max_multiplicity, xp)
     return RowStatistics(
         criterion=common.NEWTON,
-        row_slot=np.zeros(gradients.shape[0], dtype=np.int32),
+        row_slot=xp.zeros(gradients.shape[0], dtype=np.int32),
         row_stats=row_stats,
         inv_scales=np.concatenate([inv_scales, [1.0]]),
         l2_regularization=float(l2_regularization),

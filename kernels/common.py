@@ -352,6 +352,7 @@ PURPOSE_FEATURES = 1
 PURPOSE_BOOTSTRAP = 2
 PURPOSE_THRESHOLD = 3
 PURPOSE_BINNING = 4
+PURPOSE_SUBSAMPLE = 5
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -396,6 +397,10 @@ def node_impurity(criterion, totals, n_stat_slots, inv_scales, l2_regularization
     elif criterion == SQUARED_ERROR or criterion == POISSON:
         linear = slot_value(totals, totals, PARENT, 2, inv_scales)
     proxy = proxy_cost(criterion, totals, totals, PARENT, weight, n_stat_slots, inv_scales, l2_regularization)
+    if criterion == NEWTON:
+        # -G^2 / (H (H + lambda)): no linear terms, negative, and W * impurity
+        # differences are the split gains (feature importances).
+        return proxy / weight
     # Rounding can leave -1e-17 for a pure node; impurity is never negative.
     return max((linear + proxy) / weight, 0.0)
 
@@ -405,3 +410,116 @@ def bootstrap_row(seed, tree, draw, n_samples):
     """Row picked by bootstrap draw ``draw`` of tree ``tree`` (uniform over ``n_samples``)."""
     row = int(hash_uniform(seed, PURPOSE_BOOTSTRAP, tree, draw) * n_samples)
     return min(row, n_samples - 1)
+
+
+# --- boosting losses ---------------------------------------------------------------
+# Gradient and hessian of each row at its raw scores (the losses of
+# scikit-learn's ``sklearn._loss``). ``parameter`` is the loss's own number:
+# huber's delta, the quantile's alpha; unused by the others.
+LOSS_SQUARED_ERROR = 0
+LOSS_ABSOLUTE_ERROR = 1
+LOSS_HUBER = 2
+LOSS_QUANTILE = 3
+LOSS_POISSON = 4
+LOSS_GAMMA = 5
+LOSS_BINOMIAL = 6
+LOSS_EXPONENTIAL = 7
+LOSS_MULTINOMIAL = 8
+
+# fdlibm's split of ln 2: k * _LN2_HI is exact for |k| < 2**20.
+_LN2_HI = 6.93147180369123816490e-01
+_LN2_LO = 1.90821492927058770002e-10
+_EXP_OVERFLOW = 709.782712893383973096
+_EXP_UNDERFLOW = -745.13321910194110842
+_EXP_TAYLOR_TERMS = 13  # |r| <= ln(2) / 2: the first term left out is < 1e-17 relative
+
+
+@njit(cache=True)
+def portable_exp(x):
+    """``exp(x)`` from IEEE-754 ``+ - * /`` alone, within 2 ulp.
+
+    libm's and libdevice's ``exp`` may differ in the last bit; these
+    correctly rounded operations (no FMA on either side) do not, so both
+    backends get the same gradients. Cody & Waite's reduction
+    ``x = k ln 2 + r``, a Taylor polynomial in ``r``, then ``2**k`` applied by
+    exact multiplications.
+    """
+    if x != x:
+        return x
+    if x > _EXP_OVERFLOW:
+        return math.inf
+    if x < _EXP_UNDERFLOW:
+        return 0.0
+    k = int(math.floor(x * INV_LOG2 + 0.5))
+    r = (x - k * _LN2_HI) - k * _LN2_LO
+    polynomial = 1.0
+    for n in range(_EXP_TAYLOR_TERMS, 0, -1):
+        polynomial = 1.0 + polynomial * r / n
+    if k > 1023:  # 2**1024 overflows although exp(x) does not
+        polynomial *= 2.0
+        k -= 1
+    # 2**|k| by squaring: every factor is a power of two, so each product is exact
+    # until the result itself leaves the normal range.
+    base = 2.0 if k > 0 else 0.5
+    exponent = abs(k)
+    while exponent:
+        if exponent & 1:
+            polynomial *= base
+        base *= base
+        exponent >>= 1
+    return polynomial
+
+
+@njit(cache=True)
+def row_gradients(loss, parameter, y, raw, weight, out_gradients, out_hessians):
+    """Weighted gradient and hessian of one row, for each of its raw scores.
+
+    Parameters
+    ----------
+    loss : int
+        A ``LOSS_*`` constant.
+    parameter : float
+    y : float
+        Target; the class index for ``LOSS_MULTINOMIAL``, 0 or 1 for the binary losses.
+    raw : ndarray of shape (n_scores,), float64
+    weight : float
+    out_gradients, out_hessians : ndarray of shape (n_scores,), float64
+    """
+    if loss == LOSS_MULTINOMIAL:
+        largest = raw[0]
+        for k in range(1, raw.shape[0]):
+            largest = max(largest, raw[k])
+        total = 0.0
+        for k in range(raw.shape[0]):
+            total += portable_exp(raw[k] - largest)
+        for k in range(raw.shape[0]):
+            p = portable_exp(raw[k] - largest) / total
+            out_gradients[k] = weight * (p - (1.0 if k == y else 0.0))
+            out_hessians[k] = weight * p * (1.0 - p)
+        return
+    score = raw[0]
+    hessian = 1.0
+    if loss == LOSS_SQUARED_ERROR:
+        gradient = score - y
+    elif loss == LOSS_ABSOLUTE_ERROR:
+        gradient = 1.0 if score > y else -1.0
+    elif loss == LOSS_HUBER:
+        gradient = min(max(score - y, -parameter), parameter)
+    elif loss == LOSS_QUANTILE:
+        gradient = -parameter if y > score else 1.0 - parameter
+    elif loss == LOSS_POISSON:
+        hessian = portable_exp(score)
+        gradient = hessian - y
+    elif loss == LOSS_GAMMA:
+        hessian = y * portable_exp(-score)
+        gradient = 1.0 - hessian
+    elif loss == LOSS_BINOMIAL:
+        p = 1.0 / (1.0 + portable_exp(-score))
+        gradient = p - y
+        hessian = p * (1.0 - p)
+    else:  # LOSS_EXPONENTIAL: exp(-s raw) with s = 2y - 1 in {-1, 1}
+        sign = 2.0 * y - 1.0
+        hessian = portable_exp(-sign * score)
+        gradient = -sign * hessian
+    out_gradients[0] = weight * gradient
+    out_hessians[0] = weight * hessian
