@@ -244,14 +244,24 @@ class BaseGradientBoosting(AllowNaNMixin, BaseEstimator):
 
     # --- prediction --------------------------------------------------------------------
 
-    def _raw_predict_validated(self, X, n_iterations=None):
-        """Raw scores of validated ``X`` after ``n_iterations`` rounds (all by default), shape (n_samples, n_scores)."""
-        n_per_round = self._loss.n_trees_per_iteration
+    def _raw_predict_validated(self, X):
+        """Raw scores of validated ``X``, shape (n_samples, n_scores)."""
         raw = np.tile(self.baseline_, (X.shape[0], 1))
+        for raw in self._staged_raw(X):
+            pass
+        return raw
+
+    def _staged_raw(self, X):
+        """Raw scores of validated ``X`` after each round. Rounds are added one by one, in
+        the order boosting added them, so the scores equal those of training bit for bit."""
         if not self.trees_:
-            return raw
-        per_tree = self._per_tree_values(X)[:, : None if n_iterations is None else n_iterations * n_per_round]
-        return raw + per_tree.reshape(X.shape[0], -1, n_per_round).sum(axis=1)
+            return
+        n_per_round = self._loss.n_trees_per_iteration
+        per_round = self._per_tree_values(X).reshape(X.shape[0], -1, n_per_round)
+        raw = np.tile(self.baseline_, (X.shape[0], 1))
+        for iteration in range(per_round.shape[1]):
+            raw = raw + per_round[:, iteration]
+            yield raw
 
     def _per_tree_values(self, X):
         """Each tree's leaf value for each row, shape (n_samples, n_trees)."""
@@ -267,15 +277,8 @@ class BaseGradientBoosting(AllowNaNMixin, BaseEstimator):
         return self._raw_predict_validated(validate_predict_data(self, X))
 
     def _staged_raw_predict(self, X):
-        """Raw scores after each round, shape (n_samples, n_scores) each."""
         check_is_fitted(self, "trees_")
-        X = validate_predict_data(self, X)
-        n_per_round = self._loss.n_trees_per_iteration
-        per_round = self._per_tree_values(X).reshape(X.shape[0], -1, n_per_round)
-        raw = np.tile(self.baseline_, (X.shape[0], 1))
-        for iteration in range(per_round.shape[1]):
-            raw = raw + per_round[:, iteration]
-            yield raw
+        yield from self._staged_raw(validate_predict_data(self, X))
 
     @property
     def feature_importances_(self):

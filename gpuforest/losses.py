@@ -21,14 +21,16 @@ from .kernels import common
 
 
 def weighted_quantile(values, weights, quantile, groups=None, n_groups=1):
-    """Lower weighted ``quantile`` of ``values`` (in each group).
+    """``quantile`` of ``values`` (in each group), as scikit-learn's losses compute it.
 
-    The smallest value whose cumulative weight reaches ``quantile`` of the
-    total, as scikit-learn's ``_weighted_percentile``.
+    Without ``weights``: numpy's linear interpolation between order statistics
+    (``np.percentile``). With ``weights``: the smallest value whose cumulative
+    weight reaches ``quantile`` of the total (scikit-learn's ``_weighted_percentile``).
 
     Parameters
     ----------
-    values, weights : ndarray of shape (n_samples,), float64
+    values : ndarray of shape (n_samples,), float64
+    weights : ndarray of shape (n_samples,), float64, or None
     quantile : float in [0, 1]
     groups : ndarray of shape (n_samples,), int, optional
         Group of each value, in ``[0, n_groups)``.
@@ -39,14 +41,30 @@ def weighted_quantile(values, weights, quantile, groups=None, n_groups=1):
     """
     group_of = np.zeros(values.shape[0], dtype=np.int64) if groups is None else groups
     order = np.lexsort((values, group_of))
-    sorted_groups, cumulative = group_of[order], np.cumsum(weights[order])
+    sorted_values, sorted_groups = values[order], group_of[order]
     first = np.searchsorted(sorted_groups, np.arange(n_groups), side="left")
-    last = np.searchsorted(sorted_groups, np.arange(n_groups), side="right") - 1
-    before = np.where(first > 0, cumulative[np.maximum(first - 1, 0)], 0.0)
-    total = cumulative[np.maximum(last, 0)] - before
-    position = np.clip(np.searchsorted(cumulative, before + quantile * total, side="left"), first, np.maximum(last, 0))
-    result = np.where(last >= first, values[order][position], np.nan)
+    stop = np.searchsorted(sorted_groups, np.arange(n_groups), side="right")
+    last = np.maximum(stop - 1, first)
+    if weights is None:
+        position = first + quantile * (stop - 1 - first)
+        lower = np.clip(np.floor(position).astype(np.int64), first, last)
+        upper = np.minimum(lower + 1, last)
+        fraction = position - lower
+        result = sorted_values[np.minimum(lower, values.shape[0] - 1)] * (1 - fraction)
+        result = result + sorted_values[np.minimum(upper, values.shape[0] - 1)] * fraction
+    else:
+        cumulative = np.cumsum(weights[order])
+        before = np.where(first > 0, cumulative[np.maximum(first - 1, 0)], 0.0)
+        total = cumulative[np.minimum(last, values.shape[0] - 1)] - before
+        position = np.clip(np.searchsorted(cumulative, before + quantile * total, side="left"), first, last)
+        result = sorted_values[np.minimum(position, values.shape[0] - 1)]
+    result = np.where(stop > first, result, np.nan)
     return float(result[0]) if groups is None else result
+
+
+def _uniform_or_none(sample_weight):
+    """``None`` for equal weights: scikit-learn's losses then interpolate quantiles."""
+    return None if np.all(sample_weight == sample_weight[0]) else sample_weight
 
 
 def _logit(p):
@@ -87,7 +105,9 @@ class Loss:
 
     def refit_leaves(self, value, leaves, y, raw, sample_weight):
         """Set each leaf of ``value`` (n_nodes,) to ``refit_quantile`` of its rows' residuals ``y - raw`` (host arrays)."""
-        refitted = weighted_quantile(y - raw, sample_weight, self.refit_quantile, leaves, value.shape[0])
+        refitted = weighted_quantile(
+            y - raw, _uniform_or_none(sample_weight), self.refit_quantile, leaves, value.shape[0]
+        )
         has_rows = ~np.isnan(refitted)
         value[has_rows] = refitted[has_rows]
 
@@ -119,7 +139,7 @@ class AbsoluteError(Loss):
     refit_quantile = 0.5
 
     def baseline(self, y, sample_weight):
-        return np.array([weighted_quantile(y, sample_weight, 0.5)])
+        return np.array([weighted_quantile(y, _uniform_or_none(sample_weight), 0.5)])
 
     def pointwise(self, y, raw):
         return np.abs(y - raw[:, 0])
@@ -137,7 +157,7 @@ class QuantileLoss(Loss):
         return self.refit_quantile
 
     def baseline(self, y, sample_weight):
-        return np.array([weighted_quantile(y, sample_weight, self.refit_quantile)])
+        return np.array([weighted_quantile(y, _uniform_or_none(sample_weight), self.refit_quantile)])
 
     def pointwise(self, y, raw):
         difference = y - raw[:, 0]
@@ -154,14 +174,14 @@ class HuberLoss(Loss):
 
     def round_parameter(self, backend, y, raw, sample_weight):
         residuals = backend.to_host(backend.xp.abs(y - raw[:, 0]))
-        return weighted_quantile(residuals, backend.to_host(sample_weight), self.alpha)
+        return weighted_quantile(residuals, _uniform_or_none(backend.to_host(sample_weight)), self.alpha)
 
     def baseline(self, y, sample_weight):
-        return np.array([weighted_quantile(y, sample_weight, 0.5)])
+        return np.array([weighted_quantile(y, _uniform_or_none(sample_weight), 0.5)])
 
     def loss(self, y, raw, sample_weight):
         absolute = np.abs(y - raw[:, 0])
-        delta = weighted_quantile(absolute, sample_weight, self.alpha)
+        delta = weighted_quantile(absolute, _uniform_or_none(sample_weight), self.alpha)
         pointwise = np.where(absolute <= delta, 0.5 * absolute**2, delta * (absolute - 0.5 * delta))
         return np.average(pointwise, weights=sample_weight)
 
