@@ -1,5 +1,6 @@
 """gpuforest: tree ensembles on the GPU and the CPU with scikit-learn's API."""
 
+from .adaboost import AdaBoostClassifier, AdaBoostRegressor
 from .bagging import BaggingClassifier, BaggingRegressor
 from .boosting import GradientBoostingClassifier, GradientBoostingRegressor
 from .decision_tree import DecisionTreeClassifier, DecisionTreeRegressor
@@ -12,6 +13,6 @@ __all__ = [
     "DecisionTreeClassifier", "DecisionTreeRegressor", "export_text", "show_devices",
     "VotingClassifier", "VotingRegressor", "RandomForestClassifier", "RandomForestRegressor",
     "ExtraTreesClassifier", "ExtraTreesRegressor", "BaggingClassifier", "BaggingRegressor",
-    "GradientBoostingClassifier", "GradientBoostingRegressor",
+    "GradientBoostingClassifier", "GradientBoostingRegressor", "AdaBoostClassifier", "AdaBoostRegressor",
 ]
 __version__ = "0.1.0"
