@@ -89,9 +89,10 @@ def settings(library, args):
             )
     elif library == "gpuforest":
         return dict(
-            n_estimators=rounds, max_depth=depth, max_leaf_nodes=None, learning_rate=LEARNING_RATE,
+            n_estimators=rounds, max_depth=depth, grow_policy="depthwise", learning_rate=LEARNING_RATE,
             min_samples_leaf=MIN_SAMPLES_LEAF, min_child_weight=MIN_HESSIAN_LEAF,
-            l2_regularization=L2_REGULARIZATION, max_bins=VALUE_BINS + 1, device=args.device, random_state=seed,
+            l2_regularization=L2_REGULARIZATION, max_bins=VALUE_BINS + 1, early_stopping=False,
+            device=args.device, random_state=seed,
         )
     elif library == "scikit-learn":
         return dict(
@@ -126,7 +127,7 @@ _TREES = (
 )
 SETTINGS_NOTES = {
     "gpuforest": (
-        f"max_bins={VALUE_BINS + 1}: {VALUE_BINS} value bins plus one for missing values. max_leaf_nodes=None: "
+        f"max_bins={VALUE_BINS + 1}: {VALUE_BINS} value bins plus one for missing values. grow_policy='depthwise': "
         "depth-wise, only max_depth bounds the tree. Threads: numba's default, all cores."
     ),
     "scikit-learn": (
