@@ -211,7 +211,7 @@ class Backend:
             lambda outputs: self.kernels.splitting.find_best_splits_from_histograms(
                 hist, self.to_device(hist_rows), self.to_device(totals), self.to_device(feature_mask), draws,
                 self.to_device(bin_mapper.n_bins_non_missing_), bin_mapper.missing_bin, stats.criterion,
-                self.to_device(stats.inv_scales), stats.l2_regularization, min_samples_leaf,
+                self.to_device(stats.inv_scales), stats.regularization, min_samples_leaf,
                 self.to_device(min_weight_leaf), *outputs,
             ),
         )
@@ -229,7 +229,7 @@ class Backend:
                 rows.X_binned, rows.sample_indices, self.to_device(node_start), self.to_device(node_stop),
                 self.to_device(node_tree), rows.sample_counts, rows.row_slot, rows.row_stats,
                 self.to_device(totals), self.to_device(feature_mask), draws, bin_mapper.missing_bin, stats.criterion,
-                self.to_device(stats.inv_scales), stats.l2_regularization, min_samples_leaf,
+                self.to_device(stats.inv_scales), stats.regularization, min_samples_leaf,
                 self.to_device(min_weight_leaf), *outputs,
             ),
         )
@@ -248,7 +248,7 @@ class Backend:
         impurity = self.xp.empty(n_nodes)
         weight = self.xp.empty(n_nodes)
         self.kernels.leaf_values.node_values(
-            stats.criterion, self.to_device(totals), self.to_device(stats.inv_scales), stats.l2_regularization,
+            stats.criterion, self.to_device(totals), self.to_device(stats.inv_scales), stats.regularization,
             values, impurity, weight,
         )
         return self.to_host(values), self.to_host(impurity), self.to_host(weight)

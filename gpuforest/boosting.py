@@ -15,6 +15,7 @@ The classes' trees of a round are grown one after another.
 """
 
 import inspect
+from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -28,7 +29,7 @@ from sklearn.utils.validation import check_is_fitted
 from .backend import DEVICES, get_backend
 from .binning import BinMapper
 from .decision_tree import MAX_DEPTH_UNLIMITED, AllowNaNMixin, encode_classes, validate_fit_data, validate_predict_data
-from .grower import GrowthParams, TreeGrower
+from .grower import GrowthParams, TreeGrower, feature_count, tree_feature_subsets
 from .kernels.common import PURPOSE_SUBSAMPLE
 from .losses import (
     AbsoluteError, BinomialLoss, CustomObjective, ExponentialLoss, GammaLoss, HuberLoss, MultinomialLoss, PoissonLoss,
@@ -42,8 +43,8 @@ AUTO_EARLY_STOPPING_ROWS = 10_000
 
 _SHARED_PARAMETERS = dict(
     learning_rate=0.1, n_estimators=100, max_depth=None, max_leaf_nodes=31, grow_policy="lossguide",
-    min_samples_leaf=20, min_child_weight=1e-3, l2_regularization=0.0, min_split_gain=0.0, subsample=1.0,
-    max_bins=256, init=None, warm_start=False, early_stopping="auto", scoring="loss", validation_fraction=0.1,
+    min_samples_leaf=20, min_child_weight=1e-3, l2_regularization=0.0, l1_regularization=0.0, min_split_gain=0.0,
+    subsample=1.0, colsample_bytree=1.0, colsample_bynode=1.0, max_bins=256, init=None, warm_start=False, early_stopping="auto", scoring="loss", validation_fraction=0.1,
     n_iter_no_change=10, tol=1e-7, random_state=None, device="auto",
 )
 
@@ -103,8 +104,11 @@ class BaseGradientBoosting(AllowNaNMixin, BaseEstimator):
         "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
         "min_child_weight": [Interval(Real, 0, None, closed="left")],
         "l2_regularization": [Interval(Real, 0, None, closed="left")],
+        "l1_regularization": [Interval(Real, 0, None, closed="left")],
         "min_split_gain": [Interval(Real, 0, None, closed="left")],
         "subsample": [Interval(Real, 0, 1, closed="right")],
+        "colsample_bytree": [Interval(Real, 0, 1, closed="right")],
+        "colsample_bynode": [Interval(Real, 0, 1, closed="right")],
         "max_bins": [Interval(Integral, 3, 256, closed="both")],
         "init": [StrOptions({"zero"}), None],
         "warm_start": ["boolean"],
@@ -141,9 +145,16 @@ class BaseGradientBoosting(AllowNaNMixin, BaseEstimator):
             tree_offsets = np.array([0, sample_indices.shape[0]], dtype=np.int64)
             counts = xp.ones((1, X.shape[0]), dtype=np.int32)
             for k in range(n_per_round):
-                stats = newton_statistics(gradients[:, k], hessians[:, k], self.l2_regularization, xp=xp)
+                stats = newton_statistics(
+                    gradients[:, k], hessians[:, k], self.l2_regularization, self.l1_regularization, xp=xp
+                )
                 rows = backend.row_data(X_binned, sample_indices, counts, stats)
-                (tree,) = TreeGrower(backend, rows, tree_offsets, self._bin_mapper, stats, 1, self._growth).grow()
+                tree_index = len(self.trees_)
+                grower = TreeGrower(
+                    backend, rows, tree_offsets, self._bin_mapper, stats, 1, self._tree_growth(backend, tree_index),
+                    first_tree=tree_index,
+                )
+                (tree,) = grower.grow()
                 leaves = tree.apply(X, backend)
                 if self._loss.refit_quantile is not None:
                     self._loss.refit_leaves(tree.value[:, 0, 0], leaves, y, backend.to_host(raw[:, k]), sample_weight)
@@ -186,6 +197,18 @@ class BaseGradientBoosting(AllowNaNMixin, BaseEstimator):
         )
         self.trees_ = []
         self.train_score_, self.validation_score_ = [], []
+
+    def _tree_growth(self, backend, tree_index):
+        """Growth rules of tree ``tree_index``: its column subsets (LightGBM's ``feature_fraction`` and
+        ``feature_fraction_bynode``), drawn with the hash RNG keyed by the tree's index."""
+        growth, n_allowed = self._growth, self.n_features_in_
+        if self.colsample_bytree < 1.0:
+            subsets = tree_feature_subsets(backend, self._seed, tree_index, 1, n_allowed, self.colsample_bytree)
+            growth = replace(growth, tree_features=subsets)
+            n_allowed = feature_count(self.colsample_bytree, n_allowed)
+        if self.colsample_bynode < 1.0:
+            growth = replace(growth, max_features=feature_count(self.colsample_bynode, n_allowed))
+        return growth
 
     def _subsample(self, backend, iteration, n_samples):
         """Rows of this round's trees, drawn on the device: each kept with probability ``subsample``."""
@@ -308,11 +331,17 @@ _COMMON_PARAMETERS_DOC = """
     min_child_weight : float, default=1e-3
         Smallest hessian sum of a child (LightGBM's ``min_sum_hessian_in_leaf``).
     l2_regularization : float, default=0.0
-        ``lambda`` of the leaf values ``-G / (H + lambda)`` and of the gain.
+        ``lambda`` of the leaf values ``-T(G) / (H + lambda)`` and of the gain.
+    l1_regularization : float, default=0.0
+        ``alpha`` of ``T(G) = sign(G) max(|G| - alpha, 0)`` (XGBoost's ``alpha``, LightGBM's ``lambda_l1``).
     min_split_gain : float, default=0.0
         Smallest gain ``G_L^2/(H_L+l2) + G_R^2/(H_R+l2) - G^2/(H+l2)`` of a split (LightGBM's).
     subsample : float, default=1.0
         Fraction of rows each round's trees see, drawn on the device with the hash RNG.
+    colsample_bytree : float, default=1.0
+        Fraction of the features each tree may split on (LightGBM's ``feature_fraction``).
+    colsample_bynode : float, default=1.0
+        Fraction of the tree's features each node draws (LightGBM's ``feature_fraction_bynode``).
     max_bins : int, default=256
         Bins per feature, including one for missing values.
     init : {None, "zero"}, default=None

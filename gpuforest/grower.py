@@ -8,11 +8,12 @@ One loop grows any number of trees at once (a forest batch, or one tree)::
         candidates = candidates.concat(self._evaluate(*self._split(chosen)))
 
 ``_evaluate`` draws the features each node evaluates (``max_features`` of
-them, or all), builds the histograms of a batch of nodes over those features
-only (with all features, the smaller child of each pair and the larger one by
-subtraction from its parent; with fewer, every node its own, since a child's
-features differ from its parent's; small nodes skip histograms and are
-scanned from their rows), then finds the best split of every node; ``_split``
+its tree's allowed features, ``GrowthParams.tree_features``, or all of them),
+builds the histograms of a batch of nodes over those features only (when every
+node of a tree evaluates the same features, the smaller child of each pair and
+the larger one by subtraction from its parent; else every node its own, since
+a child's features differ from its parent's; small nodes skip histograms and
+are scanned from their rows), then finds the best split of every node; ``_split``
 partitions the rows of the chosen nodes. Each step is one backend call for all
 nodes of all trees. Depth-wise growth splits every candidate; with
 ``max_leaf_nodes`` the best candidate of each tree is split first (best-first,
@@ -24,7 +25,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from .backend import SplitResult
-from .kernels.common import NO_SPLIT
+from .kernels.common import NO_SPLIT, PURPOSE_COLUMNS
 from .tree import TREE_LEAF, TREE_UNDEFINED, Tree
 
 EPSILON = np.finfo(np.float64).eps
@@ -51,6 +52,47 @@ class GrowthParams:
     # Boosting's absolute rules: smallest weight (hessian sum) of a child, smallest split gain.
     min_weight_leaf: float = 0.0
     min_split_gain: float = 0.0
+    # Column subsampling by tree: (n_trees, n_features) bool, the features each tree of the
+    # batch may split on (``tree_feature_subsets``), as many for every tree; None: all. Each
+    # node then evaluates min(max_features, that many) of its tree's features.
+    tree_features: np.ndarray | None = None
+
+
+def feature_count(fraction, n_features):
+    """Features kept by a column fraction: ``max(1, round(fraction * n_features))``, halves rounded up
+    (LightGBM's ``ColSampler::GetCnt`` rounds so too, with at least 2; XGBoost's ``ColSample`` truncates)."""
+    return max(1, int(np.floor(fraction * n_features + 0.5)))
+
+
+def tree_feature_subsets(backend, seed, first_tree, n_trees, n_features, fraction):
+    """Column subsampling by tree (XGBoost's ``colsample_bytree``, LightGBM's ``feature_fraction``).
+
+    Tree ``t`` (a global index) keeps the ``feature_count(fraction, n_features)``
+    features with the lowest priorities ``U(seed, PURPOSE_COLUMNS, t, f)``
+    (ties: lower feature first), the rule of the per-node ``feature_masks``; the
+    draws are the backend's ``uniform_per_row``, the same numbers on every
+    backend, so a tree's subset does not depend on the batch it is drawn in.
+
+    Parameters
+    ----------
+    backend : Backend
+    seed : int
+    first_tree : int
+        Global index of the first tree.
+    n_trees, n_features : int
+    fraction : float in (0, 1]
+
+    Returns
+    -------
+    ndarray of shape (n_trees, n_features), dtype bool
+        ``GrowthParams.tree_features``.
+    """
+    n_kept = feature_count(fraction, n_features)
+    subsets = np.zeros((n_trees, n_features), dtype=bool)
+    for tree in range(n_trees):
+        priorities = backend.to_host(backend.uniform_per_row(seed, PURPOSE_COLUMNS, first_tree + tree, n_features))
+        subsets[tree, np.argsort(priorities, kind="stable")[:n_kept]] = True
+    return subsets
 
 
 @dataclass
@@ -213,6 +255,10 @@ class TreeGrower:
         # Below this many rows a node is scanned from its rows, not from a
         # histogram: sorting n rows beats building and scanning n_bins * n_slots.
         self.min_rows_histogram = bin_mapper.max_bins * stats.n_slots // 2
+        self.allowed_features = self._allowed_features()
+        self.n_node_features = min(params.max_features, self.allowed_features.shape[1])
+        # Every node then evaluates all its tree's features, a child its parent's: siblings can be subtracted.
+        self.nodes_share_features = self.n_node_features == self.allowed_features.shape[1]
         self.recorder = _TreeRecorder(self.n_trees)
 
     def grow(self):
@@ -222,6 +268,19 @@ class TreeGrower:
             chosen, candidates = self._select(candidates)
             candidates = candidates.concat(self._evaluate(*self._split(chosen)))
         return self.recorder.trees(self.n_features)
+
+    def _allowed_features(self):
+        """(n_trees, n_allowed) int64: each tree's allowed features (``GrowthParams.tree_features``), increasing."""
+        tree_features = self.params.tree_features
+        if tree_features is None:
+            return np.broadcast_to(np.arange(self.n_features), (self.n_trees, self.n_features))
+        counts = tree_features.sum(axis=1)
+        if tree_features.shape != (self.n_trees, self.n_features) or counts.min() < 1 or counts.min() != counts.max():
+            raise ValueError(
+                f"tree_features must be ({self.n_trees}, {self.n_features}) bool with as many features, at least "
+                f"one, for every tree; got shape {tree_features.shape} and counts {np.unique(counts)}."
+            )
+        return np.nonzero(tree_features)[1].reshape(self.n_trees, counts[0])
 
     def _roots(self):
         tree = np.arange(self.n_trees, dtype=np.int64)
@@ -269,9 +328,9 @@ class TreeGrower:
         A chunk is a set of sibling pairs (or of roots) sized from the backend's
         free memory; an out-of-memory error halves the chunk and redoes the level.
         Histograms are kept for the next level's subtraction only when the level
-        fit in one chunk and every node evaluates every feature (with
-        ``max_features < n_features`` a child's features differ from its
-        parent's). Returns ``(split, hist, hist_row)``.
+        fit in one chunk and every node of a tree evaluates the same features
+        (with per-node subsets a child's features differ from its parent's).
+        Returns ``(split, hist, hist_row)``.
         """
         paired = parent_hist is not None
         n_units = nodes.size // 2 if paired else nodes.size
@@ -289,10 +348,11 @@ class TreeGrower:
     def _units_per_chunk(self, n_units, paired):
         """Pairs (or roots) whose histograms fit the level's memory budget.
 
-        With every feature: half the free memory at three copies per node (built, derived,
-        concatenated), so that a level fits one chunk and keeps its histograms for the next
-        level's subtraction. With feature subsets nothing is subtracted or kept, so chunks
-        of at most ``SUBSET_CHUNK_BYTES`` (one copy per node) bound the memory at no cost.
+        With the same features in every node of a tree: half the free memory at three copies
+        per node (built, derived, concatenated), so that a level fits one chunk and keeps its
+        histograms for the next level's subtraction. With per-node feature subsets nothing is
+        subtracted or kept, so chunks of at most ``SUBSET_CHUNK_BYTES`` (one copy per node)
+        bound the memory at no cost.
         A level needing at most ``SMALL_LEVEL_BYTES`` is one chunk without asking the
         backend for its free memory (a system call per level adds up in best-first growth).
         """
@@ -301,7 +361,7 @@ class TreeGrower:
         if 3 * hist_bytes * nodes_per_unit * n_units <= SMALL_LEVEL_BYTES:
             return max(n_units, 1)
         free_bytes = self.backend.free_memory_bytes()
-        if self.params.max_features < self.n_features:
+        if not self.nodes_share_features:
             return max(1, int(min(0.5 * free_bytes, SUBSET_CHUNK_BYTES) // (hist_bytes * nodes_per_unit)))
         return max(1, int(0.5 * free_bytes // (3 * hist_bytes * nodes_per_unit)))
 
@@ -323,26 +383,30 @@ class TreeGrower:
             chunk_split = self._best_splits(chunk, chunk_splittable, masks, chunk_hist, chunk_hist_row)
             for target, source in zip(split.outputs(), chunk_split.outputs()):
                 target[positions] = source
-            if units_per_chunk >= n_units and self.params.max_features >= self.n_features:
+            if units_per_chunk >= n_units and self.nodes_share_features:
                 hist, hist_row = chunk_hist, chunk_hist_row
         return split, hist, hist_row
 
     def _feature_masks(self, nodes, splittable):
         """The features each node evaluates: (n_nodes, n_features) bool.
 
-        Every feature for every node when ``max_features >= n_features``; else
-        ``max_features`` features per splittable node, drawn from its tree and
-        index (so the same whatever the chunking), and none for the others.
+        Every allowed feature of its tree for every node when ``max_features``
+        covers them; else ``max_features`` of them per splittable node, drawn
+        from its tree and index (so the same whatever the chunking) by the
+        backend's ``feature_masks`` over the tree's allowed features in
+        increasing order (position ``j`` is feature ``allowed_features[tree, j]``),
+        and none for the others.
         """
-        params = self.params
-        if params.max_features >= self.n_features:
-            return np.ones((nodes.size, self.n_features), dtype=bool)
         masks = np.zeros((nodes.size, self.n_features), dtype=bool)
+        columns = self.allowed_features[nodes.tree]
+        if self.nodes_share_features:
+            masks[np.arange(nodes.size)[:, None], columns] = True
+            return masks
         evaluate = np.flatnonzero(splittable)
         if evaluate.size:
-            masks[evaluate] = self.backend.feature_masks(
-                params.seed, self.first_tree + nodes.tree[evaluate], nodes.node_idx[evaluate], self.n_features,
-                params.max_features,
+            masks[evaluate[:, None], columns[evaluate]] = self.backend.feature_masks(
+                self.params.seed, self.first_tree + nodes.tree[evaluate], nodes.node_idx[evaluate],
+                columns.shape[1], self.n_node_features,
             )
         return masks
 
@@ -350,8 +414,8 @@ class TreeGrower:
         """Histograms of the large splittable nodes: ``(hist, hist_row)``.
 
         A built histogram holds the features of the node's row of ``masks``
-        (``_feature_masks``); ``parent_hist`` (for subtraction) comes only with
-        every feature in every row.
+        (``_feature_masks``); ``parent_hist`` (for subtraction) comes only when
+        every node of a tree evaluates the same features, its parent's.
         """
         count = nodes.totals[:, -1]
         needs_hist = splittable & (count >= self.min_rows_histogram)

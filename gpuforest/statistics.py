@@ -40,7 +40,8 @@ class RowStatistics:
     row_stats : ndarray of shape (n_samples, n_row_stats), dtype int64
     inv_scales : ndarray of shape (n_slots,), dtype float64
         ``1 / scale`` per histogram slot; the last slot counts rows.
-    l2_regularization : float
+    l2_regularization, l1_regularization : float
+        ``newton``'s L2 and L1 penalties on the leaf values (``kernels.common``).
     """
 
     criterion: int
@@ -48,10 +49,16 @@ class RowStatistics:
     row_stats: np.ndarray
     inv_scales: np.ndarray
     l2_regularization: float = 0.0
+    l1_regularization: float = 0.0
 
     @property
     def n_slots(self):
         return self.inv_scales.shape[0]
+
+    @property
+    def regularization(self):
+        """``(l2, l1)`` as the kernels take it: a 2-tuple of float (a numba ``UniTuple(float64, 2)``)."""
+        return float(self.l2_regularization), float(self.l1_regularization)
 
     @property
     def stops_when_pure(self):
@@ -131,12 +138,19 @@ def regression_statistics(criterion, y, sample_weight, max_multiplicity=1):
     )
 
 
-def newton_statistics(gradients, hessians, l2_regularization, max_multiplicity=1, xp=np):
+def newton_statistics(gradients, hessians, l2_regularization, l1_regularization=0.0, max_multiplicity=1, xp=np):
     """``(g, h)`` per row for second-order (Newton) boosting, kept where they are (numpy or CuPy).
 
     Parameters
     ----------
     gradients, hessians : ndarray of shape (n_samples,), dtype float64
+    l2_regularization, l1_regularization : float
+        XGBoost's ``lambda`` and ``alpha``: leaf values ``-T(G) / (H + l2)``
+        with ``T(G) = sign(G) max(|G| - l1, 0)`` (``kernels.common``).
+    max_multiplicity : int
+        Largest number of times a row is drawn, to size the scale.
+    xp : module
+        The array library of ``gradients`` and ``hessians``.
     """
     row_stats, inv_scales = _to_fixed(xp.stack([gradients, hessians], axis=1), max_multiplicity, xp)
     return RowStatistics(
@@ -145,4 +159,5 @@ def newton_statistics(gradients, hessians, l2_regularization, max_multiplicity=1
         row_stats=row_stats,
         inv_scales=np.concatenate([inv_scales, [1.0]]),
         l2_regularization=float(l2_regularization),
+        l1_regularization=float(l1_regularization),
     )

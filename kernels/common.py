@@ -19,6 +19,18 @@ poisson                ``w``, ``w*y``, ``w*y*log(y)``
 newton                 ``g``, ``h`` (gradient, hessian; for boosting)
 =====================  =====================================================
 
+Newton regularization
+---------------------
+``regularization = (l2, l1)`` (a float64 pair; every other criterion ignores
+it) regularizes the ``newton`` leaf values and costs as XGBoost's ``lambda``
+and ``alpha`` (LightGBM's ``lambda_l2`` and ``lambda_l1``): with the
+soft-thresholded gradient sum ``T(G) = sign(G) max(|G| - l1, 0)``
+(``threshold_l1``), a node costs ``-T(G)^2 / (H + l2)`` and its leaf value is
+``-T(G) / (H + l2)``. Chen & Guestrin (2016, eqs. 5-6) give the ``l2`` form;
+the ``l1`` term is XGBoost's ``ThresholdL1`` in ``CalcWeight`` / ``CalcGain``
+(src/tree/param.h), and LightGBM's ``ThresholdL1``
+(src/treelearner/feature_histogram.hpp).
+
 Split gain
 ----------
 Every criterion is written as a node *cost* ``W * impurity``. The gain of a
@@ -89,13 +101,27 @@ def node_weight(criterion, parent, left, side, n_stat_slots, inv_scales):
     return slot_value(parent, left, side, 0, inv_scales)
 
 
+@njit(cache=True, inline="always")
+def threshold_l1(sum_gradients, l1):
+    """``sign(G) * max(|G| - l1, 0)``: the gradient sum shrunk by L1 (XGBoost's ``ThresholdL1``).
+
+    Exactly ``G`` when ``l1 == 0``.
+    """
+    if sum_gradients > l1:
+        return sum_gradients - l1
+    if sum_gradients < -l1:
+        return sum_gradients + l1
+    return 0.0
+
+
 @njit(cache=True)
-def proxy_cost(criterion, parent, left, side, weight, n_stat_slots, inv_scales, l2_regularization):
+def proxy_cost(criterion, parent, left, side, weight, n_stat_slots, inv_scales, regularization):
     """Non-linear part of ``W * impurity`` of one node (see the module docstring).
 
     ``weight`` is the node's ``node_weight``, passed in because the callers
-    already have it. Returns ``inf`` where the node cannot be a child
-    (Poisson with a zero sum of y).
+    already have it; ``regularization`` is the ``(l2, l1)`` pair of
+    ``newton`` (a 2-tuple of float64). Returns ``inf`` where the node cannot be
+    a child (Poisson with a zero sum of y).
     """
     if criterion == GINI:
         # W * (1 - sum p_k^2) = W - sum c_k^2 / W
@@ -128,14 +154,15 @@ def proxy_cost(criterion, parent, left, side, weight, n_stat_slots, inv_scales, 
         if sum_wy <= 0.0:
             return math.inf
         return -sum_wy * math.log(sum_wy / weight)
-    # NEWTON: -G^2 / (H + lambda) (Chen & Guestrin 2016, eq. 6, without the 1/2)
-    sum_gradients = slot_value(parent, left, side, 0, inv_scales)
-    return -sum_gradients * sum_gradients / (weight + l2_regularization)
+    # NEWTON: -T(G)^2 / (H + l2) (Chen & Guestrin 2016, eq. 6, without the 1/2; T: threshold_l1)
+    l2, l1 = regularization
+    shrunk = threshold_l1(slot_value(parent, left, side, 0, inv_scales), l1)
+    return -shrunk * shrunk / (weight + l2)
 
 
 @njit(cache=True)
 def split_gain(
-    criterion, parent, left, parent_cost, left_weight, right_weight, n_stat_slots, inv_scales, l2_regularization
+    criterion, parent, left, parent_cost, left_weight, right_weight, n_stat_slots, inv_scales, regularization
 ):
     """``cost(parent) - cost(left) - cost(right)`` for fixed-point sums.
 
@@ -153,11 +180,13 @@ def split_gain(
         Number of statistic slots (``n_slots - 1``).
     inv_scales : ndarray of shape (n_slots,), dtype float64
         ``1 / scale`` per slot, turning fixed-point sums back into floats.
+    regularization : tuple of 2 float64
+        ``(l2, l1)`` of ``newton`` (see the module docstring); ignored by the others.
     """
     return (
         parent_cost
-        - proxy_cost(criterion, parent, left, LEFT, left_weight, n_stat_slots, inv_scales, l2_regularization)
-        - proxy_cost(criterion, parent, left, RIGHT, right_weight, n_stat_slots, inv_scales, l2_regularization)
+        - proxy_cost(criterion, parent, left, LEFT, left_weight, n_stat_slots, inv_scales, regularization)
+        - proxy_cost(criterion, parent, left, RIGHT, right_weight, n_stat_slots, inv_scales, regularization)
     )
 
 
@@ -202,15 +231,15 @@ def goes_left(bin_idx, split_bin, missing_left, missing_bin):
 
 
 @njit(cache=True)
-def parent_cost(criterion, parent, n_stat_slots, inv_scales, l2_regularization):
+def parent_cost(criterion, parent, n_stat_slots, inv_scales, regularization):
     """``proxy_cost`` of a node, shared by all its candidate splits."""
     weight = node_weight(criterion, parent, parent, PARENT, n_stat_slots, inv_scales)
-    return proxy_cost(criterion, parent, parent, PARENT, weight, n_stat_slots, inv_scales, l2_regularization)
+    return proxy_cost(criterion, parent, parent, PARENT, weight, n_stat_slots, inv_scales, regularization)
 
 
 @njit(cache=True)
 def candidate_gain(
-    criterion, parent, left, cost, n_stat_slots, inv_scales, l2_regularization, min_samples_leaf, min_weight_leaf
+    criterion, parent, left, cost, n_stat_slots, inv_scales, regularization, min_samples_leaf, min_weight_leaf
 ):
     """Gain of sending ``left`` left and the rest right; ``-inf`` if not allowed.
 
@@ -224,14 +253,14 @@ def candidate_gain(
     if left_weight < min_weight_leaf or right_weight < min_weight_leaf or left_weight <= 0 or right_weight <= 0:
         return -math.inf
     return split_gain(
-        criterion, parent, left, cost, left_weight, right_weight, n_stat_slots, inv_scales, l2_regularization
+        criterion, parent, left, cost, left_weight, right_weight, n_stat_slots, inv_scales, regularization
     )
 
 
 @njit(cache=True)
 def scan_threshold(
     bin_idx, parent, cost, left, missing, left_with_missing, has_missing, best_gain, best_bin, best_missing_left,
-    criterion, n_stat_slots, inv_scales, l2_regularization, min_samples_leaf, min_weight_leaf,
+    criterion, n_stat_slots, inv_scales, regularization, min_samples_leaf, min_weight_leaf,
 ):
     """Consider threshold ``bin_idx`` (``left`` = non-missing rows with bin <= it).
 
@@ -240,7 +269,7 @@ def scan_threshold(
     if left[left.shape[0] - 1] == 0:
         return best_gain, best_bin, best_missing_left
     gain = candidate_gain(
-        criterion, parent, left, cost, n_stat_slots, inv_scales, l2_regularization, min_samples_leaf,
+        criterion, parent, left, cost, n_stat_slots, inv_scales, regularization, min_samples_leaf,
         min_weight_leaf,
     )
     if gain > best_gain:
@@ -249,7 +278,7 @@ def scan_threshold(
         for slot in range(left.shape[0]):
             left_with_missing[slot] = left[slot] + missing[slot]
         gain = candidate_gain(
-            criterion, parent, left_with_missing, cost, n_stat_slots, inv_scales, l2_regularization,
+            criterion, parent, left_with_missing, cost, n_stat_slots, inv_scales, regularization,
             min_samples_leaf, min_weight_leaf,
         )
         if gain > best_gain:
@@ -353,6 +382,7 @@ PURPOSE_BOOTSTRAP = 2
 PURPOSE_THRESHOLD = 3
 PURPOSE_BINNING = 4
 PURPOSE_SUBSAMPLE = 5
+PURPOSE_COLUMNS = 6  # features per tree (column subsampling by tree)
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -382,7 +412,7 @@ def hash_uniform(seed, purpose, a, b):
 
 
 @njit(cache=True)
-def node_impurity(criterion, totals, n_stat_slots, inv_scales, l2_regularization):
+def node_impurity(criterion, totals, n_stat_slots, inv_scales, regularization):
     """Impurity of one node from its fixed-point totals: ``cost / W``.
 
     ``cost`` is the proxy cost plus the terms linear in the statistics that
@@ -396,9 +426,9 @@ def node_impurity(criterion, totals, n_stat_slots, inv_scales, l2_regularization
         linear = weight
     elif criterion == SQUARED_ERROR or criterion == POISSON:
         linear = slot_value(totals, totals, PARENT, 2, inv_scales)
-    proxy = proxy_cost(criterion, totals, totals, PARENT, weight, n_stat_slots, inv_scales, l2_regularization)
+    proxy = proxy_cost(criterion, totals, totals, PARENT, weight, n_stat_slots, inv_scales, regularization)
     if criterion == NEWTON:
-        # -G^2 / (H (H + lambda)): no linear terms, negative, and W * impurity
+        # -T(G)^2 / (H (H + l2)): no linear terms, negative, and W * impurity
         # differences are the split gains (feature importances).
         return proxy / weight
     # Rounding can leave -1e-17 for a pure node; impurity is never negative.

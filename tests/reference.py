@@ -159,15 +159,27 @@ def impurity(criterion, stats):
     raise ValueError(criterion)
 
 
-def node_cost(criterion, stats, l2_regularization):
-    """``W * impurity``; for ``newton`` the structure score ``-G^2 / (H + lambda)``."""
+def shrunk_gradient(G, l1):
+    """XGBoost's L1 soft threshold of a gradient sum: ``sign(G) * max(|G| - l1, 0)``."""
+    return float(np.sign(G) * np.maximum(np.abs(G) - l1, 0.0))
+
+
+def node_cost(criterion, stats, regularization):
+    """``W * impurity``; for ``newton`` the structure score ``-T(G)^2 / (H + l2)``.
+
+    ``regularization`` is ``(l2, l1)``; ``T`` is ``shrunk_gradient``.
+    """
     if criterion == "newton":
-        return -stats["G"] ** 2 / (stats["H"] + l2_regularization)
+        l2, l1 = regularization
+        return -shrunk_gradient(stats["G"], l1) ** 2 / (stats["H"] + l2)
     return stats["W"] * impurity(criterion, stats)
 
 
-def node_values(criterion, totals, inv_scales, l2_regularization):
-    """(value, impurity, weight) per node; impurity is ``None`` for ``newton``."""
+def node_values(criterion, totals, inv_scales, regularization):
+    """(value, impurity, weight) per node; impurity is ``None`` for ``newton``.
+
+    The ``newton`` value is ``-T(G) / (H + l2)`` with ``(l2, l1) = regularization``.
+    """
     out = []
     for node_total in totals:
         stats = node_stats(criterion, node_total, inv_scales)
@@ -175,7 +187,8 @@ def node_values(criterion, totals, inv_scales, l2_regularization):
         if criterion in CLASSIFICATION:
             value = [c / W for c in stats["counts"]]
         elif criterion == "newton":
-            value = [-stats["G"] / (stats["H"] + l2_regularization)]
+            l2, l1 = regularization
+            value = [-shrunk_gradient(stats["G"], l1) / (stats["H"] + l2)]
         else:
             value = [stats["S"] / W]
         node_impurity = None if criterion == "newton" else impurity(criterion, stats)
@@ -188,7 +201,7 @@ def node_values(criterion, totals, inv_scales, l2_regularization):
 
 def split_candidates(
     criterion, X_binned, rows, counts, row_slot, row_stats, parent, feature_mask, n_bins_non_missing, missing_bin,
-    inv_scales, l2_regularization, min_samples_leaf, min_weight_leaf,
+    inv_scales, regularization, min_samples_leaf, min_weight_leaf,
 ):
     """Every candidate split of one node in scan order, with its validity and gain.
 
@@ -200,7 +213,7 @@ def split_candidates(
     n_slots = len(parent)
     parent = [int(v) for v in parent]
     parent_stats = node_stats(criterion, parent, inv_scales)
-    parent_cost = node_cost(criterion, parent_stats, l2_regularization) if parent_stats["W"] > 0 else None
+    parent_cost = node_cost(criterion, parent_stats, regularization) if parent_stats["W"] > 0 else None
     candidates = []
     for feature in range(X_binned.shape[1]):
         if not feature_mask[feature]:
@@ -237,8 +250,8 @@ def split_candidates(
                     continue  # a Poisson child needs a positive mean
                 gain = (
                     parent_cost
-                    - node_cost(criterion, left_stats, l2_regularization)
-                    - node_cost(criterion, right_stats, l2_regularization)
+                    - node_cost(criterion, left_stats, regularization)
+                    - node_cost(criterion, right_stats, regularization)
                 )
                 candidate["valid"] = True
                 candidate["gain"] = gain
@@ -247,7 +260,7 @@ def split_candidates(
 
 def best_split(
     criterion, X_binned, rows, counts, row_slot, row_stats, parent, feature_mask, n_bins_non_missing, missing_bin,
-    inv_scales, l2_regularization, min_samples_leaf, min_weight_leaf, tie_tolerance=1e-12,
+    inv_scales, regularization, min_samples_leaf, min_weight_leaf, tie_tolerance=1e-12,
 ):
     """The documented choice: the first valid candidate in scan order with the largest gain.
 
@@ -259,7 +272,7 @@ def best_split(
     """
     candidates, parent_stats, parent_cost = split_candidates(
         criterion, X_binned, rows, counts, row_slot, row_stats, parent, feature_mask, n_bins_non_missing,
-        missing_bin, inv_scales, l2_regularization, min_samples_leaf, min_weight_leaf,
+        missing_bin, inv_scales, regularization, min_samples_leaf, min_weight_leaf,
     )
     scale = abs(parent_stats["W"]) + (abs(parent_cost) if parent_cost is not None else 0.0)
     if criterion == "squared_error":
@@ -314,7 +327,7 @@ def random_threshold_bins(X_binned, rows, feature_mask, threshold_draws, missing
 
 def random_threshold_split(
     criterion, X_binned, rows, counts, row_slot, row_stats, parent, feature_mask, threshold_draws,
-    n_bins_non_missing, missing_bin, inv_scales, l2_regularization, min_samples_leaf, min_weight_leaf,
+    n_bins_non_missing, missing_bin, inv_scales, regularization, min_samples_leaf, min_weight_leaf,
     tie_tolerance=1e-12,
 ):
     """The documented extra-trees choice: ``best_split`` among the random candidates only.
@@ -325,7 +338,7 @@ def random_threshold_split(
     thresholds = random_threshold_bins(X_binned, rows, feature_mask, threshold_draws, missing_bin)
     everything = best_split(
         criterion, X_binned, rows, counts, row_slot, row_stats, parent, feature_mask, n_bins_non_missing,
-        missing_bin, inv_scales, l2_regularization, min_samples_leaf, min_weight_leaf, tie_tolerance,
+        missing_bin, inv_scales, regularization, min_samples_leaf, min_weight_leaf, tie_tolerance,
     )
     scale = everything["scale"]
     candidates = [c for c in everything["candidates"] if c["bin"] == thresholds[c["feature"]]]

@@ -259,6 +259,37 @@ def test_growth_rules():
         assert 0 < gain.size < free_tree.n_leaves - 1 and gain.min() >= 50.0
 
 
+def test_l1_regularization_shrinks_leaves_by_a_soft_threshold():
+    X, signal, rng = integer_data(600)
+    y = signal + rng.normal(size=signal.shape[0])
+    l1, l2 = 20.0, 3.0
+    model = GradientBoostingRegressor(
+        n_estimators=1, learning_rate=1.0, l1_regularization=l1, l2_regularization=l2, max_leaf_nodes=6,
+        early_stopping=False, device="cpu",
+    ).fit(X, y)
+    tree = model.trees_[0]
+    leaves = tree.apply(X.astype(np.float32), get_backend("cpu"))
+    gradient = model.baseline_[0] - y  # squared error, hessian 1
+    for leaf in np.unique(leaves):
+        G, H = gradient[leaves == leaf].sum(), np.sum(leaves == leaf)
+        expected = -np.sign(G) * max(abs(G) - l1, 0.0) / (H + l2)  # XGBoost's ThresholdL1
+        assert tree.value[leaf, 0, 0] == pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
+def test_column_subsampling_per_tree_and_per_node():
+    X, signal, rng = integer_data(800)
+    X = np.hstack([X, rng.integers(0, 16, size=(800, 4))])  # 10 features
+    y = signal + rng.normal(size=signal.shape[0])
+    model = GradientBoostingRegressor(
+        n_estimators=6, colsample_bytree=0.5, colsample_bynode=0.6, early_stopping=False, random_state=0,
+        device="cpu",
+    ).fit(X, y)
+    subsets = [frozenset(tree.feature[tree.children_left >= 0]) for tree in model.trees_]
+    assert all(len(subset) <= 5 for subset in subsets) and len(set(subsets)) > 1
+    again = GradientBoostingRegressor(**model.get_params()).fit(X, y)
+    np.testing.assert_array_equal(again.predict(X), model.predict(X))
+
+
 def test_same_seed_same_model():
     X, y = make_classification(n_samples=1000, n_features=6, random_state=1)
     first, second = (
@@ -267,12 +298,17 @@ def test_same_seed_same_model():
     np.testing.assert_array_equal(first.decision_function(X), second.decision_function(X))
 
 
+def squared_error_objective(y_true, raw):
+    """A custom objective: half squared error's gradient and hessian."""
+    return raw - y_true, np.ones_like(raw)
+
+
 CUDA_CASES = [
     (GradientBoostingRegressor, loss, "real") for loss in ("squared_error", "absolute_error", "huber", "quantile")
 ] + [
     (GradientBoostingRegressor, "poisson", "count"), (GradientBoostingRegressor, "gamma", "positive"),
     (GradientBoostingClassifier, "log_loss", "binary"), (GradientBoostingClassifier, "exponential", "binary"),
-    (GradientBoostingClassifier, "log_loss", "3"),
+    (GradientBoostingClassifier, "log_loss", "3"), (GradientBoostingRegressor, squared_error_objective, "real"),
 ]
 
 
@@ -287,7 +323,7 @@ def test_cuda_backend_boosts_the_same_model(Estimator, loss, target):
         "binary": (signal > 0).astype(int), "3": np.digitize(signal, [-0.5, 0.5]),
     }[target]
     params = dict(loss=loss, n_estimators=2, max_leaf_nodes=3, min_samples_leaf=2, max_bins=16, subsample=0.8,
-                  early_stopping=False, random_state=0)
+                  l1_regularization=0.1, colsample_bytree=0.67, early_stopping=False, random_state=0)
     cpu = Estimator(device="cpu", **params).fit(X, y)
     cuda = Estimator(device="cuda", **params).fit(X, y)
     assert cuda.device_ == "cuda"

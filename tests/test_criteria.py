@@ -42,10 +42,10 @@ def kernel_gain(stats, parent_rows, left_rows):
     weights = [common.node_weight(stats.criterion, parent, left, side, *args) for side in
                (common.PARENT, common.LEFT, common.RIGHT)]
     parent_cost = common.proxy_cost(
-        stats.criterion, parent, left, common.PARENT, weights[0], *args, stats.l2_regularization
+        stats.criterion, parent, left, common.PARENT, weights[0], *args, stats.regularization
     )
     return common.split_gain(
-        stats.criterion, parent, left, parent_cost, weights[1], weights[2], *args, stats.l2_regularization
+        stats.criterion, parent, left, parent_cost, weights[1], weights[2], *args, stats.regularization
     )
 
 
@@ -344,35 +344,71 @@ def test_newton_worked_example(l2, gain, leaf):
     np.testing.assert_allclose(weight[0], 4.0, rtol=1e-12)  # a Newton node weighs its hessian sum
 
 
-@pytest.mark.parametrize("l2", [0.0, 0.5, 3.0])
-def test_newton_gain_formula_on_random_sums(l2):
+# L1 (XGBoost's alpha): T(G) = sign(G) max(|G| - l1, 0) replaces G. g = 4, 4, -3 and h = 1, 1, 1
+# with l2 = 1, l1 = 2: G = 5, H = 3, T = 3: leaf -3/4 = -0.75, cost -9/4, impurity -9/4 / 3 = -0.75.
+#   {0, 1} | {2}: G_L = 8, T_L = 6, H_L = 2: cost -36/3 = -12, leaf -6/3 = -2;
+#                 G_R = -3, T_R = -1, H_R = 1: cost -1/2, leaf 1/2;  gain -9/4 + 12 + 1/2 = 10.25
+#   {0} | {1, 2}: G_L = 4, T_L = 2, H_L = 1: cost -4/2 = -2;
+#                 G_R = 1, |G_R| <= l1 so T_R = 0: cost 0, leaf 0;   gain -9/4 + 2 = -0.25
+# Without L1: gains 64/3 + 9/2 - 25/4 = 19.583333 and 16/2 + 1/3 - 25/4 = 2.083333; leaves -5/4 (root),
+# -8/3, 3/2 and -1/3; root impurity -25/4 / 3.
+NEWTON_L1_G = np.array([4.0, 4.0, -3.0])
+NEWTON_L1_H = np.ones(3)
+
+
+@pytest.mark.parametrize("l1, gains, leaves, root_impurity", [
+    (2.0, (10.25, -0.25), (-0.75, -2.0, 0.5, 0.0), -0.75),
+    (0.0, (19.583333, 2.083333), (-1.25, -8.0 / 3, 1.5, -1.0 / 3), -25.0 / 12),
+])
+def test_newton_l1_worked_example(l1, gains, leaves, root_impurity):
+    stats = newton_statistics(NEWTON_L1_G, NEWTON_L1_H, 1.0, l1)
+    assert stats.regularization == (1.0, l1)
+    for left, gain in zip(([0, 1], [0]), gains):
+        np.testing.assert_allclose(kernel_gain(stats, np.arange(3), left), gain, atol=1e-6)
+    # The root, {0, 1}, {2} and {1, 2}.
+    totals = np.stack([fixed_sums(stats, rows) for rows in ([0, 1, 2], [0, 1], [2], [1, 2])])
+    value, impurity, weight = CPUBackend().node_values(stats, totals, 1)
+    np.testing.assert_allclose(value[:, 0], leaves, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(impurity[0], root_impurity, rtol=1e-12)
+    np.testing.assert_allclose(weight, [3.0, 2.0, 1.0, 2.0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("l2, l1", [(0.0, 0.0), (0.5, 0.0), (3.0, 0.0), (0.0, 1.5), (0.5, 4.0)])
+def test_newton_gain_formula_on_random_sums(l2, l1):
     rng = np.random.RandomState(0)
     g, h = rng.uniform(-2, 2, 60), rng.uniform(0.05, 1.0, 60)
-    stats = newton_statistics(g, h, l2)
+    stats = newton_statistics(g, h, l2, l1)
+
+    def score(rows):
+        """G^2 / (H + l2) with G soft-thresholded by l1."""
+        G = g[rows].sum()
+        return max(abs(G) - l1, 0.0) ** 2 / (h[rows].sum() + l2)
+
     parent = np.arange(10, 60)
-    G, H = g[parent].sum(), h[parent].sum()
     for n_left in (1, 7, 25, 49):
         left, right = parent[:n_left], parent[n_left:]
-        expected = (g[left].sum() ** 2 / (h[left].sum() + l2) + g[right].sum() ** 2 / (h[right].sum() + l2)
-                    - G ** 2 / (H + l2))
-        np.testing.assert_allclose(kernel_gain(stats, parent, left), expected, rtol=1e-9)
+        expected = score(left) + score(right) - score(parent)
+        np.testing.assert_allclose(kernel_gain(stats, parent, left), expected, rtol=1e-9, atol=1e-12)
+    G, H = g[parent].sum(), h[parent].sum()
     value, _, weight = CPUBackend().node_values(stats, fixed_sums(stats, parent)[None, :], 1)
-    np.testing.assert_allclose(value[0, 0], -G / (H + l2), rtol=1e-9)
+    np.testing.assert_allclose(value[0, 0], -np.sign(G) * max(abs(G) - l1, 0.0) / (H + l2), rtol=1e-9)
     np.testing.assert_allclose(weight[0], H, rtol=1e-12)
 
 
-def test_grower_splits_on_newton_gain():
+@pytest.mark.parametrize("l1", [0.0, 3.0])
+def test_grower_splits_on_newton_gain(l1):
     """The grower with Newton statistics (boosting's trees) must split on a positive gain.
 
     Gradients of the logistic loss at p = 0.5 for y = [x0 > 0.5]: the cut
     x0 <= 0.5 has a large Newton gain, so a depth-1 tree must have two leaves
-    with values -G_L / (H_L + l) and -G_R / (H_R + l).
+    with values -T(G_L) / (H_L + l2) and -T(G_R) / (H_R + l2), T(G) = sign(G) (|G| - l1)
+    (here |G| > l1 on both sides).
     """
     rng = np.random.RandomState(0)
     X = rng.uniform(size=(200, 3)).astype(np.float32)
     y = (X[:, 0] > 0.5).astype(float)
     g, h, l2 = 0.5 - y, np.full(200, 0.25), 1.0
-    stats = newton_statistics(g, h, l2)
+    stats = newton_statistics(g, h, l2, l1)
     backend = CPUBackend()
     bin_mapper = BinMapper(256).fit(X)
     rows = RowData(
@@ -389,7 +425,10 @@ def test_grower_splits_on_newton_gain():
     left = X[:, 0] <= tree.threshold[0]
     np.testing.assert_array_equal(left, X[:, 0] <= 0.5)
     for child, rows_in in ((tree.children_left[0], left), (tree.children_right[0], ~left)):
-        np.testing.assert_allclose(tree.value[child, 0, 0], -g[rows_in].sum() / (h[rows_in].sum() + l2), rtol=1e-9)
+        G = g[rows_in].sum()
+        assert abs(G) > l1
+        np.testing.assert_allclose(tree.value[child, 0, 0], -np.sign(G) * (abs(G) - l1) / (h[rows_in].sum() + l2),
+                                   rtol=1e-9)
 
 
 # --- impurity of every node against numpy ---------------------------------------------------------

@@ -1,5 +1,6 @@
 """The grower under memory pressure (chunked levels and out-of-memory retries grow the same tree),
-and with feature subsets (histograms of each node's drawn features grow the row path's tree)."""
+with feature subsets (histograms of each node's drawn features grow the row path's tree), and
+with column subsampling by tree (``GrowthParams.tree_features``)."""
 
 import numpy as np
 import pytest
@@ -9,9 +10,15 @@ from sklearn.datasets import make_classification
 from gpuforest import DecisionTreeClassifier, DecisionTreeRegressor, statistics
 from gpuforest.backend import CPUBackend, CUDABackend, get_backend
 from gpuforest.binning import BinMapper
-from gpuforest.grower import GrowthParams, TreeGrower
+from gpuforest.grower import GrowthParams, NodeBatch, TreeGrower, feature_count, tree_feature_subsets
+from gpuforest.kernels.common import PURPOSE_COLUMNS
 from gpuforest.kernels.cuda import histogram as cuda_histogram
 from gpuforest.kernels.cuda import splitting as cuda_splitting
+
+try:
+    from . import reference as ref
+except ImportError:
+    import reference as ref
 
 TREE_ARRAYS = ("children_left", "children_right", "feature", "threshold", "missing_go_to_left", "value", "impurity")
 N_FEATURES = 10
@@ -148,23 +155,33 @@ def test_feature_subsets_on_cuda_grow_the_row_path_tree(estimator, monkeypatch):
 # --- random thresholds (extra trees) ----------------------------------------------------------
 
 
-def grow_with_random_thresholds(backend, X, y, random_thresholds=True):
-    """One gini tree of ``X`` (16 bins) grown by ``TreeGrower`` on ``backend``; returns it and the bins."""
+def make_grower(backend, X, y, n_trees=1, first_tree=0, **params):
+    """A ``TreeGrower`` of ``n_trees`` gini trees (3 classes) on every row of ``X`` (16 bins), each
+    with its own copy of the rows; ``params`` override the ``GrowthParams``. Returns it, the bins
+    and the missing bin."""
     n_samples, n_features = X.shape
     mapper = BinMapper(16, random_state=0).fit(X)
     stats = statistics.classification_statistics("gini", y, 3, np.ones(n_samples))
     X_binned = mapper.transform(X, backend)
-    rows = backend.row_data(
-        X_binned, np.arange(n_samples, dtype=np.int32), np.ones((1, n_samples), dtype=np.int32), stats
-    )
-    params = GrowthParams(
-        max_depth=6, min_samples_split=2, min_samples_leaf=2, min_weight_fraction_leaf=0.0,
-        min_impurity_decrease=0.0, max_leaf_nodes=None, max_features=n_features, seed=11,
-        random_thresholds=random_thresholds,
-    )
-    grower = TreeGrower(backend, rows, np.array([0, n_samples], dtype=np.int64), mapper, stats, 3, params)
+    sample_indices = np.tile(np.arange(n_samples, dtype=np.int32), n_trees)
+    rows = backend.row_data(X_binned, sample_indices, np.ones((n_trees, n_samples), dtype=np.int32), stats)
+    params = GrowthParams(**{
+        **dict(
+            max_depth=6, min_samples_split=2, min_samples_leaf=2, min_weight_fraction_leaf=0.0,
+            min_impurity_decrease=0.0, max_leaf_nodes=None, max_features=n_features, seed=11,
+        ),
+        **params,
+    })
+    tree_offsets = np.arange(n_trees + 1, dtype=np.int64) * n_samples
+    grower = TreeGrower(backend, rows, tree_offsets, mapper, stats, 3, params, first_tree=first_tree)
+    return grower, backend.to_host(X_binned), mapper.missing_bin
+
+
+def grow_with_random_thresholds(backend, X, y, random_thresholds=True):
+    """One gini tree of ``X`` (16 bins) grown by ``TreeGrower`` on ``backend``; returns it and the bins."""
+    grower, X_binned, missing_bin = make_grower(backend, X, y, random_thresholds=random_thresholds)
     (tree,) = grower.grow()
-    return tree, backend.to_host(X_binned), mapper.missing_bin
+    return tree, X_binned, missing_bin
 
 
 def test_random_thresholds_grow_the_same_tree_on_cuda_within_each_nodes_bins(monkeypatch):
@@ -192,3 +209,136 @@ def test_random_thresholds_grow_the_same_tree_on_cuda_within_each_nodes_bins(mon
         present = bins[bins != missing_bin]
         assert present.min() <= cpu_tree.bin_threshold[node] < present.max(), node
         assert cpu_tree.bin_threshold[node] in present, node
+
+
+# --- column subsampling by tree (GrowthParams.tree_features) ---------------------------------
+
+# Three trees of six features, three allowed in each.
+ALLOWED = np.array([
+    [1, 0, 1, 0, 1, 0],
+    [0, 1, 1, 0, 0, 1],
+    [1, 1, 0, 1, 0, 0],
+], dtype=bool)
+
+
+@pytest.fixture(scope="module")
+def six_features():
+    X, y = make_classification(
+        n_samples=2_000, n_features=6, n_informative=6, n_redundant=0, n_classes=3, random_state=4
+    )
+    return X, y
+
+
+def split_features(tree):
+    return tree.feature[tree.children_left != -1]
+
+
+@pytest.mark.parametrize("max_features, subtracted", [(6, True), (3, True), (2, False)])
+def test_tree_features_restrict_every_split(six_features, max_features, subtracted, monkeypatch):
+    """Each tree splits on its allowed features only, and each node evaluates min(max_features, 3)
+    of them. With all three in every node (max_features >= 3) siblings are still subtracted; the
+    trees are the row path's either way."""
+    X, y = six_features
+    builds = recorded_calls(monkeypatch, CPUBackend, "build_histograms")
+    subtractions = recorded_calls(monkeypatch, CPUBackend, "subtract_histograms")
+    grower, _, _ = make_grower(CPUBackend(), X, y, n_trees=3, tree_features=ALLOWED, max_features=max_features)
+    trees = grower.grow()
+    for tree, allowed in zip(trees, ALLOWED):
+        used = split_features(tree)
+        assert allowed[used].all()
+        assert np.unique(used).size >= 2  # not vacuous
+    assert builds
+    for _, _, _, node_tree, _, _, feature_mask in builds:
+        assert (feature_mask.sum(axis=1) == min(max_features, 3)).all()
+        assert not (feature_mask & ~ALLOWED[node_tree]).any()
+    assert bool(subtractions) == subtracted
+    rows_only, _, _ = make_grower(CPUBackend(), X, y, n_trees=3, tree_features=ALLOWED, max_features=max_features)
+    rows_only.min_rows_histogram = np.iinfo(np.int64).max
+    for tree, reference in zip(trees, rows_only.grow()):
+        assert_same_tree(tree, reference)
+
+
+@pytest.mark.parametrize("max_features", [6, 3])
+def test_all_features_allowed_grow_the_unrestricted_trees(six_features, max_features):
+    X, y = six_features
+    restricted, _, _ = make_grower(
+        CPUBackend(), X, y, n_trees=2, tree_features=np.ones((2, 6), dtype=bool), max_features=max_features
+    )
+    unrestricted, _, _ = make_grower(CPUBackend(), X, y, n_trees=2, max_features=max_features)
+    for tree, reference in zip(restricted.grow(), unrestricted.grow()):
+        assert_same_tree(tree, reference)
+
+
+def test_node_features_are_drawn_among_the_tree_features(six_features):
+    """A node's ``max_features`` are ``feature_masks`` over its tree's allowed features in increasing
+    order (keyed by the global tree index), scattered back; nodes that cannot split get none."""
+    X, y = six_features
+    grower, _, _ = make_grower(CPUBackend(), X, y, n_trees=3, first_tree=5, tree_features=ALLOWED, max_features=2)
+    tree = np.array([0, 1, 2, 2, 0, 1], dtype=np.int64)
+    node_idx = np.array([0, 3, 0, 7, 12, 1], dtype=np.int64)
+    zeros = np.zeros(tree.size, dtype=np.int64)
+    nodes = NodeBatch(tree=tree, node_idx=node_idx, depth=zeros, start=zeros, stop=zeros, totals=zeros[:, None])
+    splittable = np.array([True, True, True, True, True, False])
+    masks = grower._feature_masks(nodes, splittable)
+    compact = ref.feature_masks(11, 5 + tree, node_idx, 3, 2)
+    for position in range(tree.size):
+        expected = np.zeros(6, dtype=bool)
+        if splittable[position]:
+            expected[np.flatnonzero(ALLOWED[tree[position]])[compact[position]]] = True
+        np.testing.assert_array_equal(masks[position], expected)
+
+
+def test_tree_features_must_have_as_many_features_per_tree(six_features):
+    X, y = six_features
+    uneven = ALLOWED.copy()
+    uneven[0, 3] = True
+    for tree_features in (uneven, ALLOWED[:2], np.zeros((3, 6), dtype=bool)):
+        with pytest.raises(ValueError, match="tree_features"):
+            make_grower(CPUBackend(), X, y, n_trees=3, tree_features=tree_features)
+
+
+@pytest.mark.parametrize("max_features", [2, 4])
+def test_tree_features_grow_the_same_trees_on_cuda(max_features, monkeypatch):
+    """CPU and CUDA (numba's simulator) grow the same restricted trees: per-node draws among the
+    tree's features (max_features=2), and the tree's features in every node with subtraction (4)."""
+    monkeypatch.setattr(cuda_histogram, "THREADS", 32)
+    monkeypatch.setattr(cuda_splitting, "MIN_SCAN_THREADS", 8)
+    rng = np.random.default_rng(9)
+    X = np.round(rng.normal(size=(64, 4)), 1)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    y = (np.nan_to_num(X[:, 0]) + np.nan_to_num(X[:, 2]) > 0).astype(int) + (X[:, 3] > 0.5)
+    allowed = np.array([[1, 0, 1, 1], [1, 1, 0, 1]], dtype=bool)
+    subtractions = recorded_calls(monkeypatch, CUDABackend, "subtract_histograms")
+    trees = {}
+    for backend in (CPUBackend(), get_backend("cuda")):
+        grower, _, _ = make_grower(
+            backend, X, y, n_trees=2, tree_features=allowed, max_features=max_features, max_depth=4
+        )
+        trees[backend.name] = grower.grow()
+    for cpu_tree, cuda_tree, mask in zip(trees["cpu"], trees["cuda"], allowed):
+        for name in TREE_ARRAYS + ("bin_threshold", "n_node_samples"):
+            np.testing.assert_array_equal(getattr(cuda_tree, name), getattr(cpu_tree, name), err_msg=name)
+        assert cpu_tree.node_count > 3 and mask[split_features(cpu_tree)].all()
+    assert bool(subtractions) == (max_features == 4)
+
+
+def test_tree_feature_subsets():
+    """``feature_count(fraction, n)`` lowest ``U(seed, PURPOSE_COLUMNS, tree, f)`` per tree, keyed by the
+    global tree index, the same on the CUDA backend."""
+    subsets = tree_feature_subsets(CPUBackend(), 7, 0, 6, 10, 0.35)
+    assert subsets.shape == (6, 10) and subsets.dtype == bool
+    assert (subsets.sum(axis=1) == 4).all()  # 3.5 rounds up
+    for tree, subset in enumerate(subsets):
+        priorities = ref.uniform_per_row(7, PURPOSE_COLUMNS, tree, 10)
+        np.testing.assert_array_equal(np.flatnonzero(subset), np.sort(np.argsort(priorities)[:4]))
+    assert len({subset.tobytes() for subset in subsets}) > 1
+    np.testing.assert_array_equal(tree_feature_subsets(CPUBackend(), 7, 2, 4, 10, 0.35), subsets[2:])
+    np.testing.assert_array_equal(tree_feature_subsets(get_backend("cuda"), 7, 0, 6, 10, 0.35), subsets)
+    assert tree_feature_subsets(CPUBackend(), 7, 0, 2, 10, 1.0).all()
+
+
+@pytest.mark.parametrize("fraction, n_features, expected", [
+    (1.0, 10, 10), (0.35, 10, 4), (0.25, 10, 3), (0.24, 10, 2), (0.01, 10, 1), (0.5, 3, 2), (0.8, 1, 1),
+])
+def test_feature_count(fraction, n_features, expected):
+    assert feature_count(fraction, n_features) == expected

@@ -33,8 +33,11 @@ MAX_COUNT = 3  # largest number of times a row is drawn for a tree
 # --- problem generators ------------------------------------------------------------------
 
 
-def make_statistics(rng, criterion, n_samples, l2_regularization=0.0):
-    """Fixed-point row statistics of random targets and sample weights (about 8% zero)."""
+def make_statistics(rng, criterion, n_samples, l2_regularization=0.0, l1_regularization=0.0):
+    """Fixed-point row statistics of random targets and sample weights (about 8% zero).
+
+    The regularization applies to ``newton`` only.
+    """
     if criterion == "misclassification":
         # Dyadic weights keep every sum exact in float64, so that the many
         # exact ties of ``1 - max p`` stay exact ties in the kernels too.
@@ -55,7 +58,9 @@ def make_statistics(rng, criterion, n_samples, l2_regularization=0.0):
         return statistics.regression_statistics(criterion, y, weight, max_multiplicity=MAX_COUNT)
     gradients = rng.normal(0.0, 1.0, n_samples)
     hessians = rng.uniform(0.05, 1.0, n_samples)
-    return statistics.newton_statistics(gradients, hessians, l2_regularization, max_multiplicity=MAX_COUNT)
+    return statistics.newton_statistics(
+        gradients, hessians, l2_regularization, l1_regularization, max_multiplicity=MAX_COUNT
+    )
 
 
 def make_rows(rng, n_samples=64, n_features=5, max_bins=9, n_trees=2):
@@ -312,7 +317,7 @@ def run_split_kernels(rows, stats, totals, masks, min_samples_leaf, min_weight_l
             "next_bin": np.full(n_nodes, 99, dtype=np.int32),
         }
 
-    common_args = (stats.criterion, stats.inv_scales, stats.l2_regularization, min_samples_leaf, min_weight_leaf)
+    common_args = (stats.criterion, stats.inv_scales, stats.regularization, min_samples_leaf, min_weight_leaf)
     from_hist = outputs()
     splitting.find_best_splits_from_histograms(
         hist, hist_rows, totals, masks, draws, rows["n_bins_non_missing"], rows["missing_bin"], *common_args,
@@ -336,7 +341,7 @@ def reference_splits(rows, stats, criterion, totals, masks, min_samples_leaf, mi
                 criterion, rows["X_binned"], node_rows,
                 rows["sample_counts"][rows["node_tree"][node]], stats.row_slot, stats.row_stats, totals[node],
                 masks[node], rows["n_bins_non_missing"], rows["missing_bin"], stats.inv_scales,
-                stats.l2_regularization, min_samples_leaf, min_weight_leaf[node],
+                stats.regularization, min_samples_leaf, min_weight_leaf[node],
             )
         )
     return expected
@@ -372,7 +377,10 @@ SPLIT_SETTINGS = [
 def test_best_splits_match_brute_force(criterion, seed, min_samples_leaf, weight_fraction):
     rng = np.random.default_rng(1000 * seed + CRITERIA.index(criterion))
     rows = make_rows(rng)
-    stats = make_statistics(rng, criterion, rows["X_binned"].shape[0], l2_regularization=1.5 * (seed % 2))
+    stats = make_statistics(
+        rng, criterion, rows["X_binned"].shape[0], l2_regularization=1.5 * (seed % 2),
+        l1_regularization=0.5 * (seed % 3),
+    )
     totals = reference_totals(rows, stats)
     n_nodes, n_features = totals.shape[0], rows["X_binned"].shape[1]
     masks = rng.random((n_nodes, n_features)) < 0.7
@@ -403,7 +411,7 @@ def test_best_splits_respect_constraints(criterion):
     """The chosen split leaves both children at least min_samples_leaf rows and min_weight_leaf weight."""
     rng = np.random.default_rng(77 + CRITERIA.index(criterion))
     rows = make_rows(rng, n_samples=80)
-    stats = make_statistics(rng, criterion, rows["X_binned"].shape[0], l2_regularization=0.5)
+    stats = make_statistics(rng, criterion, rows["X_binned"].shape[0], l2_regularization=0.5, l1_regularization=0.3)
     totals = reference_totals(rows, stats)
     masks = np.ones((totals.shape[0], rows["X_binned"].shape[1]), dtype=bool)
     min_samples_leaf = 6
@@ -504,7 +512,7 @@ def reference_random_splits(rows, stats, criterion, totals, masks, draws, min_sa
                 criterion, rows["X_binned"], node_rows,
                 rows["sample_counts"][rows["node_tree"][node]], stats.row_slot, stats.row_stats, totals[node],
                 masks[node], draws[node], rows["n_bins_non_missing"], rows["missing_bin"], stats.inv_scales,
-                stats.l2_regularization, min_samples_leaf, min_weight_leaf[node],
+                stats.regularization, min_samples_leaf, min_weight_leaf[node],
             )
         )
     return expected
@@ -527,7 +535,10 @@ RANDOM_SPLIT_SETTINGS = [
 def test_random_threshold_splits_match_reference(criterion, seed, min_samples_leaf, weight_fraction):
     rng = np.random.default_rng(2000 + seed)
     rows = make_rows(rng)
-    stats = make_statistics(rng, criterion, rows["X_binned"].shape[0], l2_regularization=1.0 * (seed % 2))
+    stats = make_statistics(
+        rng, criterion, rows["X_binned"].shape[0], l2_regularization=1.0 * (seed % 2),
+        l1_regularization=0.5 * (seed % 2),
+    )
     totals = reference_totals(rows, stats)
     n_nodes, n_features = totals.shape[0], rows["X_binned"].shape[1]
     masks = rng.random((n_nodes, n_features)) < 0.8
@@ -637,10 +648,9 @@ def test_apply_splits_is_a_stable_partition(seed):
 def test_node_values_match_reference(criterion, seed):
     rng = np.random.default_rng(400 + seed)
     rows = make_rows(rng)
-    l2 = 0.7 * seed
-    stats = make_statistics(rng, criterion, rows["X_binned"].shape[0], l2)
+    stats = make_statistics(rng, criterion, rows["X_binned"].shape[0], 0.7 * seed, 3.0 * seed)
     totals = reference_totals(rows, stats)
-    expected = ref.node_values(criterion, totals, stats.inv_scales, l2)
+    expected = ref.node_values(criterion, totals, stats.inv_scales, stats.regularization)
     # Nodes where the criterion is defined: positive weight (and mean, for Poisson).
     keep = [
         i for i, (value, _, weight) in enumerate(expected) if weight > 0 and (criterion != "poisson" or value[0] > 0)
@@ -651,7 +661,9 @@ def test_node_values_match_reference(criterion, seed):
     values = np.full((totals.shape[0], n_values), np.nan)
     impurity = np.full(totals.shape[0], np.nan)
     weight = np.full(totals.shape[0], np.nan)
-    leaf_values.node_values(CRITERION_ID[criterion], totals, stats.inv_scales, l2, values, impurity, weight)
+    leaf_values.node_values(
+        CRITERION_ID[criterion], totals, stats.inv_scales, stats.regularization, values, impurity, weight
+    )
     for node, (expected_value, expected_impurity, expected_weight) in enumerate(expected):
         np.testing.assert_allclose(values[node], expected_value, rtol=1e-12, atol=1e-15)
         np.testing.assert_allclose(weight[node], expected_weight, rtol=1e-12)
@@ -660,6 +672,9 @@ def test_node_values_match_reference(criterion, seed):
             scale = 1.0 if criterion in ref.CLASSIFICATION else 1.0 + abs(expected_impurity) + expected_value[0] ** 2
             assert impurity[node] >= 0
             assert abs(impurity[node] - expected_impurity) <= 1e-10 * scale, (node, impurity[node], expected_impurity)
+    if criterion == "newton" and seed:
+        # l1 = 3 zeroes the values of nodes with |G| <= 3 and shrinks the others, of both signs.
+        assert (values == 0).any() and (values > 0).any() and (values < 0).any()
 
 
 # --- prediction -----------------------------------------------------------------------------

@@ -293,8 +293,8 @@ def test_apply_splits_all_left_all_right_and_no_nodes():
 def test_node_values(grid, criterion):
     rng = np.random.default_rng(400 + CRITERIA.index(criterion))
     rows = make_rows(rng, n_samples=40)
-    l2 = 0.7
-    stats = make_statistics(rng, criterion, rows["X_binned"].shape[0], l2)
+    # newton's (l2, l1); l1 = 2 zeroes the values of some nodes and shrinks the others.
+    stats = make_statistics(rng, criterion, rows["X_binned"].shape[0], 0.7, 2.0)
     # Every node of make_rows, an empty one (zero weight: NaN values, as on the CPU), and many
     # random sub-ranges, so that the one-block run has more nodes than threads.
     starts = list(rows["node_start"]) + [5]
@@ -313,7 +313,7 @@ def test_node_values(grid, criterion):
     n_nodes = totals.shape[0]
     n_values = N_CLASSES if criterion in ref.CLASSIFICATION else 1
     args = (
-        CRITERION_ID[criterion], totals, stats.inv_scales, stats.l2_regularization,
+        CRITERION_ID[criterion], totals, stats.inv_scales, stats.regularization,
         np.full((n_nodes, n_values), -7.0), np.full(n_nodes, -7.0), np.full(n_nodes, -7.0),
     )
     if grid == "one_block":
@@ -325,6 +325,9 @@ def test_node_values(grid, criterion):
         cpu_args, cuda_args = run_both(leaf_values.node_values, cuda_leaf_values.node_values, args)
     assert_all_equal(cpu_args, cuda_args)
     assert np.isfinite(cuda_args[4][0]).all()
+    if criterion == "newton":
+        values = cuda_args[4]  # the empty node's NaN compares False
+        assert (values == 0).any() and (values > 0).any() and (values < 0).any()
 
 
 # --- prediction -----------------------------------------------------------------------------

@@ -74,7 +74,7 @@ def _random_candidate_in_sorted_keys(keys, n_present, draw):
 @njit(parallel=True, cache=True)
 def find_best_splits_from_histograms(
     hist, hist_rows, totals, feature_mask, threshold_draws, n_bins_non_missing, missing_bin, criterion, inv_scales,
-    l2_regularization, min_samples_leaf, min_weight_leaf, out_gain, out_feature, out_bin, out_missing_left,
+    regularization, min_samples_leaf, min_weight_leaf, out_gain, out_feature, out_bin, out_missing_left,
     out_left_totals, out_next_bin,
 ):
     """Best split of every node from its histogram.
@@ -90,6 +90,12 @@ def find_best_splits_from_histograms(
         The uniform of each (node, feature) for random thresholds (see the
         module docstring); with no rows, the best threshold of every feature.
     n_bins_non_missing : ndarray of shape (n_features,), dtype int32
+    missing_bin : int
+    criterion : int
+        A criterion constant of ``kernels.common``.
+    inv_scales : ndarray of shape (n_slots,), dtype float64
+    regularization : tuple of 2 float64
+        ``(l2, l1)`` of ``newton`` (``kernels.common``); ignored by the others.
     min_samples_leaf : int
     min_weight_leaf : ndarray of shape (n_nodes,), dtype float64
     out_gain : ndarray of shape (n_nodes,), dtype float64
@@ -117,7 +123,7 @@ def find_best_splits_from_histograms(
             feature_hist = hist[hist_rows[node], feature_idx]
             missing = feature_hist[missing_bin]
             has_missing = missing[n_slots - 1] > 0
-            cost = parent_cost(criterion, totals[node], n_stat_slots, inv_scales, l2_regularization)
+            cost = parent_cost(criterion, totals[node], n_stat_slots, inv_scales, regularization)
             left = np.zeros(n_slots, dtype=np.int64)
             left_with_missing = np.empty(n_slots, dtype=np.int64)
             # Thresholds first_bin..last_bin: every bin, or the one random candidate.
@@ -137,7 +143,7 @@ def find_best_splits_from_histograms(
                 best_gain, best_bin, best_missing_left = scan_threshold(
                     bin_idx, totals[node], cost, left, missing, left_with_missing, has_missing,
                     best_gain, best_bin, best_missing_left, criterion, n_stat_slots, inv_scales,
-                    l2_regularization, min_samples_leaf, min_weight_leaf[node],
+                    regularization, min_samples_leaf, min_weight_leaf[node],
                 )
         gains[node, feature_idx] = best_gain
         bins[node, feature_idx] = best_bin
@@ -164,7 +170,7 @@ def find_best_splits_from_histograms(
 @njit(parallel=True, cache=True)
 def find_best_splits_from_rows(
     X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats,
-    totals, feature_mask, threshold_draws, missing_bin, criterion, inv_scales, l2_regularization,
+    totals, feature_mask, threshold_draws, missing_bin, criterion, inv_scales, regularization,
     min_samples_leaf, min_weight_leaf, out_gain, out_feature, out_bin, out_missing_left, out_left_totals,
     out_next_bin,
 ):
@@ -198,7 +204,7 @@ def find_best_splits_from_rows(
         left = np.empty(n_slots, dtype=np.int64)
         missing = np.empty(n_slots, dtype=np.int64)
         left_with_missing = np.empty(n_slots, dtype=np.int64)
-        cost = parent_cost(criterion, totals[node], n_stat_slots, inv_scales, l2_regularization)
+        cost = parent_cost(criterion, totals[node], n_stat_slots, inv_scales, regularization)
         for feature_idx in range(n_features):
             best_gain, best_bin, best_missing_left = -math.inf, NO_SPLIT, False
             if feature_mask[node, feature_idx]:
@@ -228,7 +234,7 @@ def find_best_splits_from_rows(
                         best_gain, best_bin, best_missing_left = scan_threshold(
                             bin_idx, totals[node], cost, left, missing, left_with_missing, has_missing,
                             best_gain, best_bin, best_missing_left, criterion, n_stat_slots, inv_scales,
-                            l2_regularization, min_samples_leaf, min_weight_leaf[node],
+                            regularization, min_samples_leaf, min_weight_leaf[node],
                         )
             gains[node, feature_idx] = best_gain
             bins[node, feature_idx] = best_bin

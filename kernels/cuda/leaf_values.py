@@ -7,19 +7,20 @@ One thread per node (grid-stride), calling ``common``'s ``node_weight``,
 import numpy as np
 from numba import cuda, types
 
-from ..common import MISCLASSIFICATION, NEWTON, PARENT, node_impurity, node_weight, slot_value
+from ..common import MISCLASSIFICATION, NEWTON, PARENT, node_impurity, node_weight, slot_value, threshold_l1
 from . import jit_kernel
 from .launch import BLOCK_SIZE, elementwise_config
 
 
 
-def _node_values_kernel(criterion, totals, inv_scales, l2_regularization, out_value, out_impurity, out_weight):
+def _node_values_kernel(criterion, totals, inv_scales, regularization, out_value, out_impurity, out_weight):
     n_stat_slots = totals.shape[1] - 1
+    l2, l1 = regularization
     for node in range(cuda.grid(1), totals.shape[0], cuda.gridsize(1)):
         node_totals = totals[node]
         weight = node_weight(criterion, node_totals, node_totals, PARENT, n_stat_slots, inv_scales)
         out_weight[node] = weight
-        out_impurity[node] = node_impurity(criterion, node_totals, n_stat_slots, inv_scales, l2_regularization)
+        out_impurity[node] = node_impurity(criterion, node_totals, n_stat_slots, inv_scales, regularization)
         # np.float64(...) keeps IEEE division (0 / 0 = nan, as on the CPU) when the
         # simulator runs this body in plain Python; on the device it is a no-op.
         if criterion <= MISCLASSIFICATION:
@@ -27,8 +28,8 @@ def _node_values_kernel(criterion, totals, inv_scales, l2_regularization, out_va
                 count = np.float64(slot_value(node_totals, node_totals, PARENT, slot, inv_scales))
                 out_value[node, slot] = count / weight
         elif criterion == NEWTON:
-            sum_gradients = np.float64(slot_value(node_totals, node_totals, PARENT, 0, inv_scales))
-            out_value[node, 0] = -sum_gradients / (weight + l2_regularization)
+            shrunk = np.float64(threshold_l1(slot_value(node_totals, node_totals, PARENT, 0, inv_scales), l1))
+            out_value[node, 0] = -shrunk / (weight + l2)
         else:
             out_value[node, 0] = np.float64(slot_value(node_totals, node_totals, PARENT, 1, inv_scales)) / weight
 
@@ -36,7 +37,7 @@ def _node_values_kernel(criterion, totals, inv_scales, l2_regularization, out_va
 _node_values = jit_kernel(_node_values_kernel)
 
 
-def node_values(criterion, totals, inv_scales, l2_regularization, out_value, out_impurity, out_weight):
+def node_values(criterion, totals, inv_scales, regularization, out_value, out_impurity, out_weight):
     """Value, impurity and weighted sample count of every node (see ``kernels.cpu.leaf_values``).
 
     Launch: one thread per node, blocks of up to 256 threads.
@@ -46,7 +47,7 @@ def node_values(criterion, totals, inv_scales, l2_regularization, out_value, out
         return
     blocks, threads = elementwise_config(n_nodes)
     _node_values[blocks, threads](
-        criterion, totals, inv_scales, l2_regularization, out_value, out_impurity, out_weight
+        criterion, totals, inv_scales, regularization, out_value, out_impurity, out_weight
     )
 
 
@@ -58,7 +59,7 @@ def ptx_specializations():
             "node_values",
             _node_values_kernel,
             (
-                types.int64, types.Array(types.int64, 2, "C"), float64_1d, types.float64,
+                types.int64, types.Array(types.int64, 2, "C"), float64_1d, types.UniTuple(types.float64, 2),
                 types.Array(types.float64, 2, "C"), float64_1d, float64_1d,
             ),
             BLOCK_SIZE,

@@ -192,7 +192,7 @@ def _scan_histograms_kernel(n_threads, n_slots):
 
     def scan_histograms_kernel(
         hist, hist_rows, totals, feature_mask, threshold_draws, n_bins_non_missing, missing_bin, criterion,
-        inv_scales, l2_regularization, min_samples_leaf, min_weight_leaf, gains, bins, missing_left, scratch,
+        inv_scales, regularization, min_samples_leaf, min_weight_leaf, gains, bins, missing_left, scratch,
         first_task,
     ):
         shared_work = cuda.shared.array(work_shape, types.int64)
@@ -237,10 +237,10 @@ def _scan_histograms_kernel(n_threads, n_slots):
             # n_slots - 1, read from an argument: a loop bound known only at run time keeps
             # the math's loops over the slots rolled (56 registers, not 72 to 128, at 11+ slots).
             n_stat_slots = parent.shape[0] - 1
-            cost = parent_cost(criterion, parent, n_stat_slots, inv_scales, l2_regularization)
+            cost = parent_cost(criterion, parent, n_stat_slots, inv_scales, regularization)
             gain, best_bin, best_missing_left = scan_threshold(
                 tid, parent, cost, work[tid], missing, left_with_missing, missing[count_slot] > 0,
-                -math.inf, NO_SPLIT, False, criterion, n_stat_slots, inv_scales, l2_regularization,
+                -math.inf, NO_SPLIT, False, criterion, n_stat_slots, inv_scales, regularization,
                 min_samples_leaf, min_weight_leaf[node],
             )
             if best_bin != NO_SPLIT:
@@ -284,7 +284,7 @@ _pick_from_histograms = jit_kernel(_pick_from_histograms_kernel)
 
 def find_best_splits_from_histograms(
     hist, hist_rows, totals, feature_mask, threshold_draws, n_bins_non_missing, missing_bin, criterion, inv_scales,
-    l2_regularization, min_samples_leaf, min_weight_leaf, out_gain, out_feature, out_bin, out_missing_left,
+    regularization, min_samples_leaf, min_weight_leaf, out_gain, out_feature, out_bin, out_missing_left,
     out_left_totals, out_next_bin,
 ):
     """Best split of every node from its histogram ``hist[hist_rows[node]]`` (see ``kernels.cpu``).
@@ -305,7 +305,7 @@ def find_best_splits_from_histograms(
         _launch_phase1(
             _scan_histograms_kernel(n_threads, n_slots)[1], n_nodes * n_features, n_threads, n_slots, xp,
             (hist, hist_rows, totals, feature_mask, threshold_draws.reshape(-1), n_bins_non_missing, missing_bin,
-             criterion, inv_scales, l2_regularization, min_samples_leaf, min_weight_leaf, gains, bins, missing_left),
+             criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, gains, bins, missing_left),
         )
     _pick_from_histograms[max(1, min(-(-n_nodes // PICK_THREADS), MAX_BLOCKS)), PICK_THREADS](
         hist, hist_rows, totals, n_bins_non_missing, missing_bin, gains, bins, missing_left, out_gain, out_feature,
@@ -326,7 +326,7 @@ def _scan_rows_kernel(n_threads, n_slots):
 
     def scan_rows_kernel(
         X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, totals,
-        feature_mask, threshold_draws, missing_bin, criterion, inv_scales, l2_regularization, min_samples_leaf,
+        feature_mask, threshold_draws, missing_bin, criterion, inv_scales, regularization, min_samples_leaf,
         min_weight_leaf, gains, bins, missing_left, scratch, first_task,
     ):
         shared_work = cuda.shared.array(work_shape, types.int64)
@@ -385,10 +385,10 @@ def _scan_rows_kernel(n_threads, n_slots):
             # n_slots - 1, read from an argument: a loop bound known only at run time keeps
             # the math's loops over the slots rolled (56 registers, not 72 to 128, at 11+ slots).
             n_stat_slots = parent.shape[0] - 1
-            cost = parent_cost(criterion, parent, n_stat_slots, inv_scales, l2_regularization)
+            cost = parent_cost(criterion, parent, n_stat_slots, inv_scales, regularization)
             gain, best_bin, best_missing_left = scan_threshold(
                 tid, parent, cost, work[tid], missing, left_with_missing, missing[count_slot] > 0,
-                -math.inf, NO_SPLIT, False, criterion, n_stat_slots, inv_scales, l2_regularization,
+                -math.inf, NO_SPLIT, False, criterion, n_stat_slots, inv_scales, regularization,
                 min_samples_leaf, min_weight_leaf[node],
             )
             if best_bin != NO_SPLIT:
@@ -477,7 +477,7 @@ def _finish_rows_kernel(n_slots, threads):
 
 def find_best_splits_from_rows(
     X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats,
-    totals, feature_mask, threshold_draws, missing_bin, criterion, inv_scales, l2_regularization,
+    totals, feature_mask, threshold_draws, missing_bin, criterion, inv_scales, regularization,
     min_samples_leaf, min_weight_leaf, out_gain, out_feature, out_bin, out_missing_left, out_left_totals,
     out_next_bin,
 ):
@@ -501,7 +501,7 @@ def find_best_splits_from_rows(
             _scan_rows_kernel(n_threads, n_slots)[1], n_nodes * n_features, n_threads, n_slots, xp,
             (X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats,
              totals, feature_mask, threshold_draws.reshape(-1), missing_bin, criterion, inv_scales,
-             l2_regularization, min_samples_leaf, min_weight_leaf, gains, bins, missing_left),
+             regularization, min_samples_leaf, min_weight_leaf, gains, bins, missing_left),
         )
     finish = _finish_rows_kernel(n_slots, FINISH_ROWS_THREADS)[1]
     finish[max(1, min(n_nodes, MAX_BLOCKS)), FINISH_ROWS_THREADS](
@@ -525,17 +525,18 @@ def _argument_types():
     bool_2d = types.Array(types.boolean, 2, "C")
     hist = types.Array(types.int64, 4, "C")
     x_binned = types.Array(types.uint8, 2, "F")
+    regularization = types.UniTuple(types.float64, 2)
     scratch = (float64_2d, int32_2d, bool_2d)
     work = (types.Array(types.int64, 3, "C"), types.int64)
     outputs = (float64_1d, int32_1d, int32_1d, bool_1d, int64_2d, int32_1d)
     rows = (x_binned, int32_1d, int64_1d, int64_1d, int64_1d, int32_2d, int32_1d, int64_2d)
     scan_hist = (
         hist, int64_1d, int64_2d, bool_2d, float64_1d, int32_1d, types.int64, types.int64, float64_1d,
-        types.float64, types.int64, float64_1d,
+        regularization, types.int64, float64_1d,
     ) + scratch + work
     pick_hist = (hist, int64_1d, int64_2d, int32_1d, types.int64) + scratch + outputs
     scan_rows = rows + (
-        int64_2d, bool_2d, float64_1d, types.int64, types.int64, float64_1d, types.float64, types.int64,
+        int64_2d, bool_2d, float64_1d, types.int64, types.int64, float64_1d, regularization, types.int64,
         float64_1d,
     ) + scratch + work
     finish_rows = rows + (int64_2d, types.int64) + scratch + outputs
