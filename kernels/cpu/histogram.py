@@ -5,6 +5,7 @@ Row ``i`` of tree ``t`` adds ``sample_counts[t, i] * row_stats[i, s]`` to slot
 they do not depend on the order of the additions.
 """
 
+import numpy as np
 from numba import njit, prange
 
 from ..common import accumulate_row
@@ -16,6 +17,10 @@ def build_histograms(
     hist,
 ):
     """Fill ``hist`` for every (node, feature) pair of ``feature_mask``, in parallel over the pairs.
+
+    The nodes' row statistics (times the draw counts) are first gathered in
+    the nodes' row order, so each feature's pass reads them sequentially
+    instead of once per feature at random (LightGBM's "ordered gradients").
 
     Parameters
     ----------
@@ -35,6 +40,20 @@ def build_histograms(
         Output; overwritten where ``feature_mask`` is True, unspecified elsewhere.
     """
     n_nodes, n_features = hist.shape[0], hist.shape[1]
+    n_row_stats, count_slot = row_stats.shape[1], hist.shape[3] - 1
+    gathered_start = np.zeros(n_nodes + 1, dtype=np.int64)
+    for node in range(n_nodes):
+        gathered_start[node + 1] = gathered_start[node] + node_stop[node] - node_start[node]
+    gathered_stats = np.empty((gathered_start[n_nodes], n_row_stats), dtype=np.int64)
+    gathered_slot = np.empty(gathered_start[n_nodes], dtype=np.int32)
+    for node in prange(n_nodes):
+        counts = sample_counts[node_tree[node]]
+        offset = gathered_start[node] - node_start[node]
+        for position in range(node_start[node], node_stop[node]):
+            row = sample_indices[position]
+            gathered_slot[offset + position] = row_slot[row]
+            for stat_idx in range(n_row_stats):
+                gathered_stats[offset + position, stat_idx] = counts[row] * row_stats[row, stat_idx]
     for task in prange(n_nodes * n_features):
         node = task // n_features
         feature_idx = task % n_features
@@ -42,10 +61,14 @@ def build_histograms(
             continue
         node_hist = hist[node, feature_idx]
         node_hist[:] = 0
-        counts = sample_counts[node_tree[node]]
+        bins = X_binned[:, feature_idx]
+        offset = gathered_start[node] - node_start[node]
         for position in range(node_start[node], node_stop[node]):
-            row = sample_indices[position]
-            accumulate_row(node_hist[X_binned[row, feature_idx]], row, counts[row], row_slot, row_stats)
+            bin_hist = node_hist[bins[sample_indices[position]]]
+            first_slot = gathered_slot[offset + position]
+            for stat_idx in range(n_row_stats):
+                bin_hist[first_slot + stat_idx] += gathered_stats[offset + position, stat_idx]
+            bin_hist[count_slot] += 1
 
 
 @njit(parallel=True, cache=True)
