@@ -6,6 +6,7 @@
 export PYTHONUNBUFFERED=1 OUT=${OUT:-/tmp/out} NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0
 mkdir -p "$OUT"
 log="$OUT/session.log"
+started=$(mktemp)  # results newer than this come back
 step() { echo "=== $(date +%T) $*" | tee -a "$log"; }
 
 # The image's numba-cuda still names np.row_stack, which its numpy 2.5 dropped.
@@ -29,16 +30,27 @@ step gpu tests
 GPUFOREST_REAL_CUDA=1 timeout "${TESTS_S:-200}" python3 -m pytest -m gpu tests/gpu -q -p no:cacheprovider \
     --durations=5 2>&1 | tee -a "$log"
 
-step bench_gpu
-timeout "${BENCH_GPU_S:-150}" python3 benchmarks/bench_gpu.py --sizes 1000000 10000000 2>&1 | tee -a "$log"
-
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '_')
-for device in cuda cpu; do
-    step "bench_forest $device"
-    timeout "${BENCH_FOREST_S:-90}" python3 benchmarks/bench_forest.py --device "$device" --libraries gpuforest \
-        --output-name "forest_${device}_${card}_1000000x28" 2>&1 | tee -a "$log"
+# STEPS picks what runs after the tests (default: all).
+for bench in ${STEPS:-gpu forest boosting}; do
+    case $bench in
+    gpu)
+        step bench_gpu
+        timeout "${BENCH_GPU_S:-150}" python3 benchmarks/bench_gpu.py --sizes 1000000 10000000 2>&1 | tee -a "$log" ;;
+    forest)
+        for device in cuda cpu; do
+            step "bench_forest $device"
+            timeout "${BENCH_FOREST_S:-90}" python3 benchmarks/bench_forest.py --device "$device" \
+                --libraries gpuforest --output-name "forest_${device}_${card}_1000000x28" 2>&1 | tee -a "$log"
+        done ;;
+    boosting)
+        step "bench_boosting cuda"
+        timeout "${BENCH_BOOSTING_S:-200}" python3 benchmarks/bench_boosting.py --device cuda \
+            --libraries gpuforest scikit-learn --output-name "boosting_cuda_${card}_1000000x28" 2>&1 | tee -a "$log" ;;
+    esac
 done
 
 step done
-cp benchmarks/results/gpu_tree_* benchmarks/results/forest_*_"$card"_* "$OUT"/ 2>/dev/null
+# Only this session's results (at most 8 files come back).
+find benchmarks/results -type f -newer "$started" -exec cp {} "$OUT"/ \;
 ls "$OUT"

@@ -8,6 +8,7 @@ import pytest
 from numba import config
 
 from gpuforest import (
+    AdaBoostClassifier,
     DecisionTreeClassifier,
     DecisionTreeRegressor,
     ExtraTreesClassifier,
@@ -17,7 +18,7 @@ from gpuforest import (
     RandomForestClassifier,
     RandomForestRegressor,
 )
-from gpuforest.backend import cuda_available
+from gpuforest.backend import cuda_available, get_backend
 
 pytestmark = [
     pytest.mark.gpu,
@@ -79,20 +80,56 @@ def test_gpu_forests_equal_cpu_forests(Forest, target):
 
 
 
-@pytest.mark.parametrize("target", ["real", "binary", "3 classes"])
-def test_gpu_boosting_equals_cpu_boosting(target):
+BOOSTING_CASES = [
+    ("squared_error", "real"), ("absolute_error", "real"), ("huber", "real"), ("quantile", "real"),
+    ("poisson", "count"), ("gamma", "positive"), ("log_loss", "binary"), ("exponential", "binary"),
+    ("log_loss", "3 classes"),
+]
+
+
+@pytest.mark.parametrize("loss, target", BOOSTING_CASES)
+def test_gpu_boosting_equals_cpu_boosting(loss, target):
     X, y_class, y_real, weight = data(20_000, seed=2)
-    Estimator, y = {
-        "real": (GradientBoostingRegressor, y_real),
-        "binary": (GradientBoostingClassifier, (y_class > 0).astype(int)),
-        "3 classes": (GradientBoostingClassifier, y_class),
+    y = {
+        "real": y_real, "count": np.round(np.exp(y_real / 2)), "positive": np.exp(y_real / 2),
+        "binary": (y_class > 0).astype(int), "3 classes": y_class,
     }[target]
-    gpu, cpu = (
-        Estimator(device=device, n_estimators=10, random_state=0).fit(X, y, sample_weight=weight)
-        for device in ("cuda", "cpu")
-    )
+    Estimator = GradientBoostingClassifier if target in ("binary", "3 classes") else GradientBoostingRegressor
+    params = dict(loss=loss, n_estimators=8, subsample=0.8, colsample_bytree=0.8, l1_regularization=0.5,
+                  early_stopping=False, random_state=0)
+    gpu, cpu = (Estimator(device=device, **params).fit(X, y, sample_weight=weight) for device in ("cuda", "cpu"))
     assert gpu.device_ == "cuda"
-    for gpu_tree, cpu_tree in zip(gpu.trees_, cpu.trees_):
+    for gpu_tree, cpu_tree in zip(gpu.trees_, cpu.trees_, strict=True):
         for name in TREE_ARRAYS:
             np.testing.assert_array_equal(getattr(gpu_tree, name), getattr(cpu_tree, name), err_msg=name)
     np.testing.assert_array_equal(gpu.predict(X), cpu.predict(X))
+
+
+@pytest.mark.parametrize("loss", ["multinomial", "binomial", "poisson", "gamma", "exponential"])
+def test_gpu_gradients_equal_cpu_gradients(loss):
+    """The kernels' exp is built from IEEE + - * / alone, so both devices round alike."""
+    from gpuforest.kernels import common
+
+    rng = np.random.default_rng(3)
+    n_scores = 5 if loss == "multinomial" else 1
+    raw = rng.normal(scale=5.0, size=(1_000_000, n_scores))
+    y = rng.integers(0, n_scores if loss == "multinomial" else 2, raw.shape[0]).astype(np.float64)
+    if loss in ("poisson", "gamma"):
+        y = rng.gamma(2.0, 1.0, raw.shape[0])
+    weight = rng.uniform(0.5, 2.0, raw.shape[0])
+    loss_id = getattr(common, f"LOSS_{loss.upper()}")
+    cpu = get_backend("cpu").loss_gradients(loss_id, 0.0, y, raw, weight)
+    backend = get_backend("cuda")
+    gpu = backend.loss_gradients(loss_id, 0.0, *(backend.to_device(a) for a in (y, raw, weight)))
+    for cpu_array, gpu_array in zip(cpu, gpu):
+        np.testing.assert_array_equal(backend.to_host(gpu_array), cpu_array)
+
+
+def test_gpu_adaboost_equals_cpu_adaboost():
+    X, y_class, _, weight = data(20_000, seed=4)
+    gpu, cpu = (
+        AdaBoostClassifier(n_estimators=20, device=device, random_state=0).fit(X, y_class, sample_weight=weight)
+        for device in ("cuda", "cpu")
+    )
+    np.testing.assert_array_equal(gpu.estimator_weights_, cpu.estimator_weights_)
+    np.testing.assert_array_equal(gpu.predict_proba(X), cpu.predict_proba(X))
