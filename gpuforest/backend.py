@@ -260,6 +260,16 @@ class Backend:
         self.kernels.gradients.loss_gradients(loss, parameter, y, raw, sample_weight, gradients, hessians)
         return gradients, hessians
 
+    def predict_raw(self, X, tree_offsets, threshold, node_info, leaf_value, baseline):
+        """Raw scores (n_samples, n_scores), host: ``baseline`` (n_scores,) plus tree ``t``'s
+        leaf values in column ``t % n_scores``, added in tree order."""
+        out = self.to_device(np.tile(baseline, (X.shape[0], 1)))
+        self.kernels.predict.predict_raw(
+            self.to_device(X), self.to_device(tree_offsets), self.to_device(threshold), self.to_device(node_info),
+            self.to_device(leaf_value), out,
+        )
+        return self.to_host(out)
+
     def predict_leaves(self, X, tree_offsets, threshold, node_info):
         leaves = self.xp.empty((X.shape[0], tree_offsets.shape[0]), dtype=np.int32)
         self.kernels.predict.predict_leaves(

@@ -268,11 +268,14 @@ class BaseGradientBoosting(AllowNaNMixin, BaseEstimator):
     # --- prediction --------------------------------------------------------------------
 
     def _raw_predict_validated(self, X):
-        """Raw scores of validated ``X``, shape (n_samples, n_scores)."""
-        raw = np.tile(self.baseline_, (X.shape[0], 1))
-        for raw in self._staged_raw(X):
-            pass
-        return raw
+        """Raw scores of validated ``X``, shape (n_samples, n_scores): the rounds added one by one,
+        in the order boosting added them, so the scores equal those of training bit for bit."""
+        if not self.trees_:
+            return np.tile(self.baseline_, (X.shape[0], 1))
+        tree_offsets, threshold, node_info, value, _ = self._packed_trees()
+        return get_backend(self.device_).predict_raw(
+            X, tree_offsets, threshold, node_info, np.ascontiguousarray(value[:, 0]), self.baseline_
+        )
 
     def _staged_raw(self, X):
         """Raw scores of validated ``X`` after each round. Rounds are added one by one, in
@@ -286,12 +289,16 @@ class BaseGradientBoosting(AllowNaNMixin, BaseEstimator):
             raw = raw + per_round[:, iteration]
             yield raw
 
-    def _per_tree_values(self, X):
-        """Each tree's leaf value for each row, shape (n_samples, n_trees)."""
+    def _packed_trees(self):
+        """``tree.pack_forest`` of ``trees_``, kept until trees are added."""
         packed = getattr(self, "_packed", None)
         if packed is None or packed[0].shape[0] != len(self.trees_):
             packed = self._packed = pack_forest(self.trees_)
-        tree_offsets, threshold, node_info, value, _ = packed
+        return packed
+
+    def _per_tree_values(self, X):
+        """Each tree's leaf value for each row, shape (n_samples, n_trees)."""
+        tree_offsets, threshold, node_info, value, _ = self._packed_trees()
         leaves = get_backend(self.device_).predict_leaves(X, tree_offsets, threshold, node_info)
         return value[tree_offsets[None, :] + leaves, 0]
 

@@ -723,6 +723,25 @@ def test_predict_leaves_matches_reference(seed):
     assert np.unique(out[:, 3]).size > 2
 
 
+@pytest.mark.parametrize("n_scores", [1, 2])
+def test_predict_raw_adds_leaf_values_in_tree_order(n_scores):
+    rng = np.random.default_rng(510)
+    X = rng.normal(size=(120, 4)).astype(np.float32)
+    X[rng.random(X.shape) < 0.15] = np.nan
+    trees = [random_tree(rng, X, max_depth) for max_depth in (0, 1, 4, 6)]
+    tree_offsets = np.cumsum([0] + [t[0].size for t in trees[:-1]]).astype(np.int64)
+    feature, threshold, missing_left, left, right = (np.concatenate(column) for column in zip(*trees))
+    leaf_value = rng.normal(size=feature.size)
+    baseline = rng.normal(size=n_scores)
+    out = np.tile(baseline, (X.shape[0], 1))
+    predict.predict_raw(X, tree_offsets, threshold, pack_node_info(feature, missing_left, left), leaf_value, out)
+    leaves = ref.predict_leaves(X, tree_offsets, feature, threshold, missing_left, left, right)
+    expected = np.tile(baseline, (X.shape[0], 1))
+    for tree_idx in range(len(trees)):  # one tree after another, as boosting adds them
+        expected[:, tree_idx % n_scores] += leaf_value[tree_offsets[tree_idx] + leaves[:, tree_idx]]
+    np.testing.assert_array_equal(out, expected)
+
+
 @pytest.mark.parametrize("max_bins", [4, 8])
 @pytest.mark.parametrize("n_distinct", [2, 4, 8, 50])
 def test_bin_mapper_leaves_the_missing_bin_to_nan(max_bins, n_distinct):

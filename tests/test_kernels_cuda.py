@@ -353,3 +353,8 @@ def test_predict_leaves(grid, seed):
         cpu_args, cuda_args = run_both(predict.predict_leaves, cuda_predict.predict_leaves, args)
     assert_all_equal(cpu_args, cuda_args)
     assert np.unique(cuda_args[4][:, 3]).size > 2  # not vacuous
+    # Boosting's raw scores: the trees' leaf values summed in tree order into two columns.
+    raw = np.tile([0.5, -1.0], (n_samples, 1))
+    raw_args = (X, tree_offsets, threshold, args[3], rng.normal(size=threshold.size), raw)
+    cpu_args, cuda_args = run_both(predict.predict_raw, cuda_predict.predict_raw, raw_args)
+    assert_all_equal(cpu_args, cuda_args)

@@ -38,3 +38,28 @@ def predict_leaves(X, tree_offsets, threshold, node_info, out):
         for tree_idx in range(tree_offsets.shape[0]):
             for row in range(first_row, stop_row):
                 out[row, tree_idx] = route_to_leaf(X, row, tree_offsets[tree_idx], threshold, node_info)
+
+
+@njit(parallel=True, cache=True)
+def predict_raw(X, tree_offsets, threshold, node_info, leaf_value, out):
+    """Add every tree's leaf value to its raw score: tree ``t`` adds to column ``t % n_scores``.
+
+    Boosting's prediction without an (n_samples, n_trees) matrix of leaves.
+    Each row's scores receive the trees in order, the order training added
+    them, so the sums are the training ones bit for bit.
+
+    Parameters
+    ----------
+    X, tree_offsets, threshold, node_info : as ``predict_leaves``
+    leaf_value : ndarray of shape (n_nodes_total,), dtype float64
+    out : ndarray of shape (n_samples, n_scores), dtype float64
+        Starting scores (the baseline), updated in place.
+    """
+    n_samples, n_scores = X.shape[0], out.shape[1]
+    for block in prange((n_samples + ROWS_PER_BLOCK - 1) // ROWS_PER_BLOCK):
+        first_row = block * ROWS_PER_BLOCK
+        stop_row = min(first_row + ROWS_PER_BLOCK, n_samples)
+        for tree_idx in range(tree_offsets.shape[0]):
+            offset, score = tree_offsets[tree_idx], tree_idx % n_scores
+            for row in range(first_row, stop_row):
+                out[row, score] += leaf_value[offset + route_to_leaf(X, row, offset, threshold, node_info)]

@@ -42,6 +42,29 @@ def predict_leaves(X, tree_offsets, threshold, node_info, out):
     _predict_leaves[blocks, threads](X, tree_offsets, threshold, node_info, out)
 
 
+def _predict_raw_kernel(X, tree_offsets, threshold, node_info, leaf_value, out):
+    n_scores = out.shape[1]
+    for row in range(cuda.grid(1), X.shape[0], cuda.gridsize(1)):
+        # One thread per row adds the trees in order, as training did.
+        for tree_idx in range(tree_offsets.shape[0]):
+            offset = tree_offsets[tree_idx]
+            out[row, tree_idx % n_scores] += leaf_value[offset + route_to_leaf(X, row, offset, threshold, node_info)]
+
+
+_predict_raw = jit_kernel(_predict_raw_kernel)
+
+
+def predict_raw(X, tree_offsets, threshold, node_info, leaf_value, out):
+    """Add every tree's leaf value to its raw score (see ``kernels.cpu.predict``).
+
+    Launch: one thread per row, blocks of up to 256 threads (grid-stride).
+    """
+    if X.shape[0] == 0:
+        return
+    blocks, threads = elementwise_config(X.shape[0])
+    _predict_raw[blocks, threads](X, tree_offsets, threshold, node_info, leaf_value, out)
+
+
 def ptx_specializations():
     """``(name, python_function, argument_types, block_size)`` of every kernel launched here."""
     return [
@@ -56,5 +79,18 @@ def ptx_specializations():
                 types.Array(types.int32, 2, "C"),
             ),
             BLOCK_SIZE,
-        )
+        ),
+        (
+            "predict_raw",
+            _predict_raw_kernel,
+            (
+                types.Array(types.float32, 2, "C"),
+                types.Array(types.int64, 1, "C"),
+                types.Array(types.float64, 1, "C"),
+                types.Array(types.int64, 1, "C"),
+                types.Array(types.float64, 1, "C"),
+                types.Array(types.float64, 2, "C"),
+            ),
+            BLOCK_SIZE,
+        ),
     ]
