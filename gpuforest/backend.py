@@ -67,7 +67,8 @@ class RowData:
         The rows of every tree; each node owns a contiguous range.
     sample_counts : ndarray of shape (n_trees, n_samples), dtype int32
         How many times each row is drawn for each tree.
-    row_slot, row_stats : see ``statistics.RowStatistics``.
+    row_slot, row_stats, stats_stride : see ``statistics.RowStatistics``.
+        Tree ``t`` reads row ``r``'s statistics at ``t * stats_stride + r``.
     """
 
     X_binned: np.ndarray
@@ -75,6 +76,7 @@ class RowData:
     sample_counts: np.ndarray
     row_slot: np.ndarray
     row_stats: np.ndarray
+    stats_stride: int = 0
 
 
 class Backend:
@@ -113,12 +115,20 @@ class Backend:
 
     def row_data(self, X_binned, sample_indices, sample_counts, stats):
         """``RowData`` on the device; ``X_binned`` comes from ``map_to_bins``."""
+        n_trees, n_samples = sample_counts.shape
+        stats_rows = n_trees * n_samples if stats.stats_stride else n_samples
+        if stats.stats_stride not in (0, n_samples) or stats.row_stats.shape[0] != stats_rows:
+            raise ValueError(
+                f"Row statistics of {stats.row_stats.shape[0]} rows with stride {stats.stats_stride} do not fit "
+                f"{n_trees} trees of {n_samples} rows."
+            )
         return RowData(
             X_binned=X_binned,
             sample_indices=self.to_device(sample_indices),
             sample_counts=self.to_device(sample_counts),
             row_slot=self.to_device(stats.row_slot),
             row_stats=self.to_device(stats.row_stats),
+            stats_stride=stats.stats_stride,
         )
 
     def map_to_bins(self, X, bin_thresholds, n_thresholds, missing_bin):
@@ -165,7 +175,7 @@ class Backend:
         totals = self.xp.empty((node_start.shape[0], n_slots), dtype=np.int64)
         self.kernels.histogram.node_totals(
             rows.sample_indices, self.to_device(node_start), self.to_device(node_stop), self.to_device(node_tree),
-            rows.sample_counts, rows.row_slot, rows.row_stats, totals,
+            rows.sample_counts, rows.row_slot, rows.row_stats, rows.stats_stride, totals,
         )
         return self.to_host(totals)
 
@@ -180,7 +190,7 @@ class Backend:
         self.kernels.histogram.build_histograms(
             rows.X_binned, rows.sample_indices, self.to_device(node_start), self.to_device(node_stop),
             self.to_device(node_tree), self.to_device(feature_mask), rows.sample_counts, rows.row_slot,
-            rows.row_stats, hist,
+            rows.row_stats, rows.stats_stride, hist,
         )
         return hist
 
@@ -227,7 +237,7 @@ class Backend:
             totals.shape[1],
             lambda outputs: self.kernels.splitting.find_best_splits_from_rows(
                 rows.X_binned, rows.sample_indices, self.to_device(node_start), self.to_device(node_stop),
-                self.to_device(node_tree), rows.sample_counts, rows.row_slot, rows.row_stats,
+                self.to_device(node_tree), rows.sample_counts, rows.row_slot, rows.row_stats, rows.stats_stride,
                 self.to_device(totals), self.to_device(feature_mask), draws, bin_mapper.missing_bin, stats.criterion,
                 self.to_device(stats.inv_scales), stats.regularization, min_samples_leaf,
                 self.to_device(min_weight_leaf), *outputs,

@@ -11,7 +11,9 @@ Early stopping follows scikit-learn's ``HistGradientBoosting*``: scores of
 the baseline and of every round on a validation set (a split of the training
 data, or ``eval_set``); training stops when none of the last
 ``n_iter_no_change`` scores beats the one before them by more than ``tol``.
-The classes' trees of a round are grown one after another.
+The classes' trees of a round grow together, in one ``TreeGrower`` batch, each
+on its own class's (g, h) (per-tree statistics, one fixed-point scale per
+statistic for all the classes).
 """
 
 import inspect
@@ -141,20 +143,19 @@ class BaseGradientBoosting(AllowNaNMixin, BaseEstimator):
             if X_val is not None and self._should_stop():
                 break
             gradients, hessians = self._loss.gradients(backend, y_device, raw, weight_device)
+            # Every tree of the round sees the round's rows, in a copy of its own (the grower
+            # partitions each tree's rows in place), and reads its own column's (g, h).
             sample_indices = self._subsample(backend, iteration, X.shape[0])
-            tree_offsets = np.array([0, sample_indices.shape[0]], dtype=np.int64)
-            counts = xp.ones((1, X.shape[0]), dtype=np.int32)
-            for k in range(n_per_round):
-                stats = newton_statistics(
-                    gradients[:, k], hessians[:, k], self.l2_regularization, self.l1_regularization, xp=xp
-                )
-                rows = backend.row_data(X_binned, sample_indices, counts, stats)
-                tree_index = len(self.trees_)
-                grower = TreeGrower(
-                    backend, rows, tree_offsets, self._bin_mapper, stats, 1, self._tree_growth(backend, tree_index),
-                    first_tree=tree_index,
-                )
-                (tree,) = grower.grow()
+            tree_offsets = np.arange(n_per_round + 1, dtype=np.int64) * sample_indices.shape[0]
+            counts = xp.ones((n_per_round, X.shape[0]), dtype=np.int32)
+            stats = newton_statistics(gradients, hessians, self.l2_regularization, self.l1_regularization, xp=xp)
+            rows = backend.row_data(X_binned, xp.tile(sample_indices, n_per_round), counts, stats)
+            first_tree = len(self.trees_)
+            grower = TreeGrower(
+                backend, rows, tree_offsets, self._bin_mapper, stats, 1,
+                self._tree_growth(backend, first_tree, n_per_round), first_tree=first_tree,
+            )
+            for k, tree in enumerate(grower.grow()):
                 leaves = tree.apply(X, backend)
                 if self._loss.refit_quantile is not None:
                     self._loss.refit_leaves(tree.value[:, 0, 0], leaves, y, backend.to_host(raw[:, k]), sample_weight)
@@ -198,12 +199,13 @@ class BaseGradientBoosting(AllowNaNMixin, BaseEstimator):
         self.trees_ = []
         self.train_score_, self.validation_score_ = [], []
 
-    def _tree_growth(self, backend, tree_index):
-        """Growth rules of tree ``tree_index``: its column subsets (LightGBM's ``feature_fraction`` and
-        ``feature_fraction_bynode``), drawn with the hash RNG keyed by the tree's index."""
+    def _tree_growth(self, backend, first_tree, n_trees):
+        """Growth rules of trees ``first_tree`` to ``first_tree + n_trees - 1``: their column subsets
+        (LightGBM's ``feature_fraction`` and ``feature_fraction_bynode``), drawn with the hash RNG
+        keyed by each tree's index."""
         growth, n_allowed = self._growth, self.n_features_in_
         if self.colsample_bytree < 1.0:
-            subsets = tree_feature_subsets(backend, self._seed, tree_index, 1, n_allowed, self.colsample_bytree)
+            subsets = tree_feature_subsets(backend, self._seed, first_tree, n_trees, n_allowed, self.colsample_bytree)
             growth = replace(growth, tree_features=subsets)
             n_allowed = feature_count(self.colsample_bytree, n_allowed)
         if self.colsample_bynode < 1.0:
@@ -508,7 +510,8 @@ class GradientBoostingClassifier(ClassifierMixin, BaseGradientBoosting):
 
     def predict_proba(self, X):
         """Class probabilities, shape (n_samples, n_classes)."""
-        return np.asarray(self._loss.link(np, self._raw_predict(X)))
+        raw = self._raw_predict(X)  # first: it raises NotFittedError before fit
+        return np.asarray(self._loss.link(np, raw))
 
     def predict(self, X):
         return self._predict_from_raw(self._raw_predict(X))

@@ -233,6 +233,8 @@ class TreeGrower:
         Tree ``t`` owns ``sample_indices[tree_offsets[t]:tree_offsets[t + 1]]``.
     bin_mapper : binning.BinMapper
     stats : statistics.RowStatistics
+        The rows' statistics, shared by the trees or one set per tree (``stats_stride``,
+        as in ``rows``); its ``inv_scales`` are every tree's.
     n_values : int
         Values per node (classes for classification, 1 otherwise).
     params : GrowthParams

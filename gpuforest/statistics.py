@@ -35,13 +35,17 @@ class RowStatistics:
     ----------
     criterion : int
         A criterion constant of ``kernels.common``.
-    row_slot : ndarray of shape (n_samples,), dtype int32
+    row_slot : ndarray of shape (n_stats_rows,), dtype int32
         First histogram slot of each row's statistics.
-    row_stats : ndarray of shape (n_samples, n_row_stats), dtype int64
+    row_stats : ndarray of shape (n_stats_rows, n_row_stats), dtype int64
     inv_scales : ndarray of shape (n_slots,), dtype float64
-        ``1 / scale`` per histogram slot; the last slot counts rows.
+        ``1 / scale`` per histogram slot, shared by every tree; the last slot counts rows.
     l2_regularization, l1_regularization : float
         ``newton``'s L2 and L1 penalties on the leaf values (``kernels.common``).
+    stats_stride : int
+        Tree ``t`` of a batch reads row ``r``'s statistics at ``t * stats_stride + r``:
+        0 when every tree shares them (``n_stats_rows = n_samples``), ``n_samples``
+        when each tree has its own (``n_stats_rows = n_trees * n_samples``).
     """
 
     criterion: int
@@ -50,6 +54,7 @@ class RowStatistics:
     inv_scales: np.ndarray
     l2_regularization: float = 0.0
     l1_regularization: float = 0.0
+    stats_stride: int = 0
 
     @property
     def n_slots(self):
@@ -143,7 +148,12 @@ def newton_statistics(gradients, hessians, l2_regularization, l1_regularization=
 
     Parameters
     ----------
-    gradients, hessians : ndarray of shape (n_samples,), dtype float64
+    gradients, hessians : ndarray of shape (n_samples,) or (n_samples, n_trees), dtype float64
+        One column per tree of a batch (the classes of a multinomial round):
+        tree ``t``'s statistics of row ``r`` go to ``t * n_samples + r``
+        (``stats_stride = n_samples``); 1-D: shared by every tree (``stats_stride = 0``).
+        One scale per statistic over all the columns, as every tree's
+        histograms use the same slots.
     l2_regularization, l1_regularization : float
         XGBoost's ``lambda`` and ``alpha``: leaf values ``-T(G) / (H + l2)``
         with ``T(G) = sign(G) max(|G| - l1, 0)`` (``kernels.common``).
@@ -152,12 +162,15 @@ def newton_statistics(gradients, hessians, l2_regularization, l1_regularization=
     xp : module
         The array library of ``gradients`` and ``hessians``.
     """
-    row_stats, inv_scales = _to_fixed(xp.stack([gradients, hessians], axis=1), max_multiplicity, xp)
+    # Transposed, then flattened: the trees' columns one after another (a 1-D input is unchanged).
+    values = xp.stack([gradients.T.reshape(-1), hessians.T.reshape(-1)], axis=1)
+    row_stats, inv_scales = _to_fixed(values, max_multiplicity, xp)
     return RowStatistics(
         criterion=common.NEWTON,
-        row_slot=xp.zeros(gradients.shape[0], dtype=np.int32),
+        row_slot=xp.zeros(values.shape[0], dtype=np.int32),
         row_stats=row_stats,
         inv_scales=np.concatenate([inv_scales, [1.0]]),
         l2_regularization=float(l2_regularization),
         l1_regularization=float(l1_regularization),
+        stats_stride=gradients.shape[0] if gradients.ndim == 2 else 0,
     )

@@ -77,10 +77,10 @@ def feature_masks(seed, node_tree, node_idx, n_features, max_features):
 # --- histograms and totals --------------------------------------------------------
 
 
-def _add_row(target, row, multiplicity, row_slot, row_stats):
-    first = int(row_slot[row])
+def _add_row(target, stats_row, multiplicity, row_slot, row_stats):
+    first = int(row_slot[stats_row])
     for s in range(row_stats.shape[1]):
-        target[first + s] += int(multiplicity) * int(row_stats[row, s])
+        target[first + s] += int(multiplicity) * int(row_stats[stats_row, s])
     target[-1] += 1
 
 
@@ -97,26 +97,35 @@ def node_rows(sample_indices, node_start, node_stop, node):
     return [int(r) for r in sample_indices[int(node_start[node]) : int(node_stop[node])]]
 
 
-def node_totals(sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, n_slots):
+def node_totals(
+    sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, n_slots, stats_stride=0
+):
+    """Tree ``t``'s statistics of row ``r`` are at ``t * stats_stride + r`` (here and in ``build_histograms``)."""
     totals = []
     for node in range(len(node_start)):
         total = [0] * n_slots
+        tree = int(node_tree[node])
         for row in node_rows(sample_indices, node_start, node_stop, node):
-            _add_row(total, row, sample_counts[node_tree[node], row], row_slot, row_stats)
+            _add_row(total, tree * stats_stride + row, sample_counts[tree, row], row_slot, row_stats)
         totals.append(total)
     return _to_int64(totals).reshape(len(node_start), n_slots)
 
 
 def build_histograms(
-    X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, n_bins, n_slots
+    X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, n_bins, n_slots,
+    stats_stride=0,
 ):
     n_nodes, n_features = len(node_start), X_binned.shape[1]
     hist = [[[[0] * n_slots for _ in range(n_bins)] for _ in range(n_features)] for _ in range(n_nodes)]
     for node in range(n_nodes):
+        tree = int(node_tree[node])
         for row in node_rows(sample_indices, node_start, node_stop, node):
             for feature in range(n_features):
                 bin_idx = int(X_binned[row, feature])
-                _add_row(hist[node][feature][bin_idx], row, sample_counts[node_tree[node], row], row_slot, row_stats)
+                _add_row(
+                    hist[node][feature][bin_idx], tree * stats_stride + row, sample_counts[tree, row], row_slot,
+                    row_stats,
+                )
     return _to_int64(hist).reshape(n_nodes, n_features, n_bins, n_slots)
 
 
@@ -208,7 +217,8 @@ def split_candidates(
     Scan order: features increasing; per feature, threshold bins increasing;
     per bin, missing values right then (if the node has any) left. Returns a
     list of dicts with ``feature, bin, missing_left, left (ints), has_missing,
-    valid, gain``.
+    valid, gain``. ``counts``, ``row_slot`` and ``row_stats`` are those of the
+    node's tree, indexed by row.
     """
     n_slots = len(parent)
     parent = [int(v) for v in parent]

@@ -16,8 +16,9 @@ from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostin
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import train_test_split
 
-from gpuforest import GradientBoostingClassifier, GradientBoostingRegressor
+from gpuforest import GradientBoostingClassifier, GradientBoostingRegressor, boosting
 from gpuforest.backend import get_backend
+from gpuforest.grower import tree_feature_subsets
 from gpuforest.kernels.common import PURPOSE_SUBSAMPLE
 
 REGRESSION_LOSSES = ["squared_error", "absolute_error", "quantile", "poisson", "gamma"]
@@ -296,6 +297,29 @@ def test_same_seed_same_model():
         GradientBoostingClassifier(n_estimators=10, subsample=0.8, random_state=3, device="cpu").fit(X, y) for _ in "ab"
     )
     np.testing.assert_array_equal(first.decision_function(X), second.decision_function(X))
+
+
+def test_classes_of_a_round_grow_in_one_batch(monkeypatch):
+    """One grower per round grows the classes' trees, keyed by their global index (column subsets);
+    the model is the same from run to run."""
+    X, y = make_classification(n_samples=600, n_features=8, n_informative=5, n_classes=3, random_state=0)
+    batches = []
+    grower_class = boosting.TreeGrower
+
+    def recording_grower(backend, rows, tree_offsets, *args, first_tree=0):
+        batches.append((tree_offsets.shape[0] - 1, first_tree))
+        return grower_class(backend, rows, tree_offsets, *args, first_tree=first_tree)
+
+    monkeypatch.setattr(boosting, "TreeGrower", recording_grower)
+    params = dict(n_estimators=3, colsample_bytree=0.5, subsample=0.8, early_stopping=False, random_state=0,
+                  device="cpu")
+    model = GradientBoostingClassifier(**params).fit(X, y)
+    assert batches == [(3, 0), (3, 3), (3, 6)]
+    subsets = tree_feature_subsets(get_backend("cpu"), model._seed, 0, 9, 8, 0.5)
+    for tree, subset in zip(model.trees_, subsets, strict=True):
+        assert subset[tree.feature[tree.children_left >= 0]].all()
+    again = GradientBoostingClassifier(**params).fit(X, y)
+    np.testing.assert_array_equal(again.decision_function(X), model.decision_function(X))
 
 
 def squared_error_objective(y_true, raw):

@@ -1,6 +1,9 @@
 """The grower under memory pressure (chunked levels and out-of-memory retries grow the same tree),
-with feature subsets (histograms of each node's drawn features grow the row path's tree), and
-with column subsampling by tree (``GrowthParams.tree_features``)."""
+with feature subsets (histograms of each node's drawn features grow the row path's tree), with
+column subsampling by tree (``GrowthParams.tree_features``), and with per-tree statistics (the
+classes of a boosting round grown in one batch)."""
+
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -342,3 +345,114 @@ def test_tree_feature_subsets():
 ])
 def test_feature_count(fraction, n_features, expected):
     assert feature_count(fraction, n_features) == expected
+
+
+# --- per-tree statistics (stats_stride = n_samples) ------------------------------------------
+
+
+def softmax_gradients(y, n_classes, rng):
+    """Multinomial (g, h) of random probabilities: shape (n_samples, n_classes) each."""
+    probabilities = rng.dirichlet(np.ones(n_classes), y.shape[0])
+    return probabilities - np.eye(n_classes)[y], probabilities * (1 - probabilities)
+
+
+def test_newton_statistics_of_several_trees_share_one_scale_per_statistic():
+    """(n_samples, n_trees) gradients: tree ``t``'s row ``r`` at ``t * n_samples + r``, the scales of
+    all the columns stacked; one column gives the 1-D statistics bit for bit."""
+    rng = np.random.default_rng(3)
+    gradients = rng.normal(size=(50, 3)) * [1.0, 10.0, 0.1]
+    hessians = rng.uniform(0.1, 1.0, size=(50, 3))
+    stats = statistics.newton_statistics(gradients, hessians, 1.0, 0.5)
+    assert stats.stats_stride == 50 and stats.row_stats.shape == (150, 2) and stats.row_slot.shape == (150,)
+    assert not stats.row_slot.any()
+    stacked = statistics.newton_statistics(gradients.T.reshape(-1), hessians.T.reshape(-1), 1.0, 0.5)
+    assert stacked.stats_stride == 0
+    np.testing.assert_array_equal(stats.row_stats, stacked.row_stats)
+    np.testing.assert_array_equal(stats.inv_scales, stacked.inv_scales)
+    for tree in range(3):
+        rows = slice(tree * 50, (tree + 1) * 50)
+        np.testing.assert_allclose(stats.row_stats[rows, 0] * stats.inv_scales[0], gradients[:, tree], rtol=0,
+                                   atol=stats.inv_scales[0])
+        np.testing.assert_allclose(stats.row_stats[rows, 1] * stats.inv_scales[1], hessians[:, tree], rtol=0,
+                                   atol=stats.inv_scales[1])
+    # The small column alone would get a finer scale: the shared one is sized by all of them.
+    assert statistics.newton_statistics(gradients[:, 2], hessians[:, 2], 1.0).inv_scales[0] < stats.inv_scales[0]
+    one_column = statistics.newton_statistics(gradients[:, :1], hessians[:, :1], 1.0, 0.5)
+    one_dimensional = statistics.newton_statistics(gradients[:, 0], hessians[:, 0], 1.0, 0.5)
+    assert (one_column.stats_stride, one_dimensional.stats_stride) == (50, 0)
+    np.testing.assert_array_equal(one_column.row_stats, one_dimensional.row_stats)
+    np.testing.assert_array_equal(one_column.inv_scales, one_dimensional.inv_scales)
+
+
+def test_row_data_checks_the_statistics_rows():
+    rng = np.random.default_rng(4)
+    gradients, hessians = rng.normal(size=(20, 3)), np.ones((20, 3))
+    stats = statistics.newton_statistics(gradients, hessians, 0.0)
+    X_binned = np.zeros((20, 2), dtype=np.uint8, order="F")
+    sample_indices = np.arange(20, dtype=np.int32)
+    backend = CPUBackend()
+    assert backend.row_data(X_binned, np.tile(sample_indices, 3), np.ones((3, 20), np.int32), stats).stats_stride == 20
+    for n_trees in (1, 2, 4):  # per-tree statistics of 3 trees, for another number of trees
+        with pytest.raises(ValueError, match="stride 20"):
+            backend.row_data(X_binned, sample_indices, np.ones((n_trees, 20), np.int32), stats)
+
+
+GROWTH_CASES = {
+    "best_first": dict(max_leaf_nodes=8),
+    "depthwise_node_features": dict(max_depth=4, max_features=3),
+    "tree_features": dict(max_leaf_nodes=6, colsample_bytree=0.67),
+}
+
+
+@pytest.mark.parametrize("case", GROWTH_CASES)
+def test_trees_with_per_tree_statistics_are_the_trees_grown_one_by_one(case):
+    """Three trees grown in one batch, tree ``t`` on column ``t`` of (g, h) (per-tree statistics), are
+    the trees grown one at a time (global index ``first_tree + t``) on that column's rows of the same
+    statistics (shared ones, same scales)."""
+    growth = dict(GROWTH_CASES[case])
+    colsample = growth.pop("colsample_bytree", None)
+    X, y = make_classification(
+        n_samples=600, n_features=6, n_informative=4, n_redundant=0, n_classes=3, random_state=1
+    )
+    n_samples, n_trees, first_tree = X.shape[0], 3, 6
+    backend = CPUBackend()
+    mapper = BinMapper(32, random_state=0).fit(X)
+    X_binned = mapper.transform(X, backend)
+    stats = statistics.newton_statistics(*softmax_gradients(y, 3, np.random.default_rng(0)), 1.0)
+    params = GrowthParams(**{
+        **dict(
+            max_depth=20, min_samples_split=20, min_samples_leaf=10, min_weight_fraction_leaf=0.0,
+            min_impurity_decrease=0.0, max_leaf_nodes=None, max_features=6, seed=3, min_weight_leaf=1e-3,
+        ),
+        **growth,
+    })
+    subsets = None
+    if colsample is not None:
+        subsets = tree_feature_subsets(backend, 3, first_tree, n_trees, 6, colsample)
+
+    def grow(tree_stats, first, count):
+        rows = backend.row_data(
+            X_binned, np.tile(np.arange(n_samples, dtype=np.int32), count), np.ones((count, n_samples), np.int32),
+            tree_stats,
+        )
+        tree_params = params
+        if subsets is not None:
+            tree_params = replace(params, tree_features=subsets[first - first_tree:first - first_tree + count])
+        grower = TreeGrower(
+            backend, rows, np.arange(count + 1, dtype=np.int64) * n_samples, mapper, tree_stats, 1, tree_params,
+            first_tree=first,
+        )
+        return grower.grow()
+
+    batched = grow(stats, first_tree, n_trees)
+    for tree_index, tree in enumerate(batched):
+        rows = slice(tree_index * n_samples, (tree_index + 1) * n_samples)
+        shared = replace(stats, row_slot=stats.row_slot[rows], row_stats=stats.row_stats[rows], stats_stride=0)
+        (alone,) = grow(shared, first_tree + tree_index, 1)
+        for name in TREE_ARRAYS + ("n_node_samples", "weighted_n_node_samples"):
+            np.testing.assert_array_equal(
+                getattr(tree, name), getattr(alone, name), err_msg=f"{name}, tree {tree_index}"
+            )
+        assert tree.node_count > 5
+    # Each tree followed its own class's statistics.
+    assert len({tree.value.tobytes() for tree in batched}) == n_trees

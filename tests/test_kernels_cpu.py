@@ -6,6 +6,7 @@ regression and Newton statistics built with ``gpuforest.statistics``.
 """
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -33,34 +34,47 @@ MAX_COUNT = 3  # largest number of times a row is drawn for a tree
 # --- problem generators ------------------------------------------------------------------
 
 
-def make_statistics(rng, criterion, n_samples, l2_regularization=0.0, l1_regularization=0.0):
+def make_statistics(rng, criterion, n_samples, l2_regularization=0.0, l1_regularization=0.0, n_trees=None):
     """Fixed-point row statistics of random targets and sample weights (about 8% zero).
 
-    The regularization applies to ``newton`` only.
+    The regularization applies to ``newton`` only. With ``n_trees``, each of the
+    trees gets statistics of its own (``stats_stride = n_samples``; ``newton``'s
+    from ``(n_samples, n_trees)`` gradients), one scale per statistic for all.
     """
+    n_rows = n_samples * (n_trees or 1)
     if criterion == "misclassification":
         # Dyadic weights keep every sum exact in float64, so that the many
         # exact ties of ``1 - max p`` stay exact ties in the kernels too.
-        weight = rng.integers(0, 9, n_samples) / 4.0
+        weight = rng.integers(0, 9, n_rows) / 4.0
     else:
-        weight = rng.uniform(0.2, 3.0, n_samples) * (rng.random(n_samples) > 0.08)
+        weight = rng.uniform(0.2, 3.0, n_rows) * (rng.random(n_rows) > 0.08)
     if criterion in ref.CLASSIFICATION:
-        y = rng.integers(0, N_CLASSES, n_samples)
-        return statistics.classification_statistics(criterion, y, N_CLASSES, weight, max_multiplicity=MAX_COUNT)
-    if criterion == "squared_error":
-        y = rng.normal(0.5, 2.0, n_samples)
-        return statistics.regression_statistics(criterion, y, weight, max_multiplicity=MAX_COUNT)
-    if criterion == "poisson":
+        y = rng.integers(0, N_CLASSES, n_rows)
+        stats = statistics.classification_statistics(criterion, y, N_CLASSES, weight, max_multiplicity=MAX_COUNT)
+    elif criterion == "squared_error":
+        y = rng.normal(0.5, 2.0, n_rows)
+        stats = statistics.regression_statistics(criterion, y, weight, max_multiplicity=MAX_COUNT)
+    elif criterion == "poisson":
         # Zeros (so that a child can have a zero mean), small counts and reals.
-        y = np.where(rng.random(n_samples) < 0.35, 0.0, rng.gamma(2.0, 1.5, n_samples))
-        small = rng.random(n_samples) < 0.3
+        y = np.where(rng.random(n_rows) < 0.35, 0.0, rng.gamma(2.0, 1.5, n_rows))
+        small = rng.random(n_rows) < 0.3
         y[small] = rng.integers(0, 4, small.sum())
-        return statistics.regression_statistics(criterion, y, weight, max_multiplicity=MAX_COUNT)
-    gradients = rng.normal(0.0, 1.0, n_samples)
-    hessians = rng.uniform(0.05, 1.0, n_samples)
-    return statistics.newton_statistics(
-        gradients, hessians, l2_regularization, l1_regularization, max_multiplicity=MAX_COUNT
-    )
+        stats = statistics.regression_statistics(criterion, y, weight, max_multiplicity=MAX_COUNT)
+    else:
+        gradients = rng.normal(0.0, 1.0, n_rows)
+        hessians = rng.uniform(0.05, 1.0, n_rows)
+        if n_trees is not None:
+            gradients, hessians = (column.reshape(n_trees, n_samples).T for column in (gradients, hessians))
+        return statistics.newton_statistics(
+            gradients, hessians, l2_regularization, l1_regularization, max_multiplicity=MAX_COUNT
+        )
+    return stats if n_trees is None else replace(stats, stats_stride=n_samples)
+
+
+def tree_statistics(stats, tree, n_samples):
+    """``(row_slot, row_stats)`` of one tree, indexed by row."""
+    first = tree * stats.stats_stride
+    return stats.row_slot[first:first + n_samples], stats.row_stats[first:first + n_samples]
 
 
 def make_rows(rng, n_samples=64, n_features=5, max_bins=9, n_trees=2):
@@ -111,14 +125,14 @@ def make_rows(rng, n_samples=64, n_features=5, max_bins=9, n_trees=2):
 def reference_totals(rows, stats):
     return ref.node_totals(
         rows["sample_indices"], rows["node_start"], rows["node_stop"], rows["node_tree"], rows["sample_counts"],
-        stats.row_slot, stats.row_stats, stats.n_slots,
+        stats.row_slot, stats.row_stats, stats.n_slots, stats.stats_stride,
     )
 
 
 def reference_histograms(rows, stats):
     return ref.build_histograms(
         rows["X_binned"], rows["sample_indices"], rows["node_start"], rows["node_stop"], rows["node_tree"],
-        rows["sample_counts"], stats.row_slot, stats.row_stats, rows["max_bins"], stats.n_slots,
+        rows["sample_counts"], stats.row_slot, stats.row_stats, rows["max_bins"], stats.n_slots, stats.stats_stride,
     )
 
 
@@ -215,12 +229,13 @@ def test_threshold_draws_match_reference(seed):
 # --- histograms and totals --------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("n_trees", [None, 2])  # statistics shared by the trees, or per tree
 @pytest.mark.parametrize("criterion", ["gini", "squared_error", "newton"])
 @pytest.mark.parametrize("seed", range(3))
-def test_node_totals_match_reference(criterion, seed):
+def test_node_totals_match_reference(criterion, seed, n_trees):
     rng = np.random.default_rng(seed)
     rows = make_rows(rng)
-    stats = make_statistics(rng, criterion, rows["X_binned"].shape[0], 1.0)
+    stats = make_statistics(rng, criterion, rows["X_binned"].shape[0], 1.0, n_trees=n_trees)
     # An empty node too.
     node_start = np.append(rows["node_start"], 5)
     node_stop = np.append(rows["node_stop"], 5)
@@ -228,28 +243,30 @@ def test_node_totals_match_reference(criterion, seed):
     totals = np.full((node_start.size, stats.n_slots), 123, dtype=np.int64)
     histogram.node_totals(
         rows["sample_indices"], node_start, node_stop, node_tree, rows["sample_counts"], stats.row_slot,
-        stats.row_stats, totals,
+        stats.row_stats, stats.stats_stride, totals,
     )
     expected = ref.node_totals(
         rows["sample_indices"], node_start, node_stop, node_tree, rows["sample_counts"], stats.row_slot,
-        stats.row_stats, stats.n_slots,
+        stats.row_stats, stats.n_slots, stats.stats_stride,
     )
     np.testing.assert_array_equal(totals, expected)
     np.testing.assert_array_equal(totals[:, -1], node_stop - node_start)
     assert not totals[-1].any()
 
 
+@pytest.mark.parametrize("n_trees", [None, 2])  # statistics shared by the trees, or per tree
 @pytest.mark.parametrize("criterion", ["entropy", "poisson", "newton"])
 @pytest.mark.parametrize("seed", range(3))
-def test_build_histograms_matches_reference(criterion, seed):
+def test_build_histograms_matches_reference(criterion, seed, n_trees):
     rng = np.random.default_rng(100 + seed)
     rows = make_rows(rng)
-    stats = make_statistics(rng, criterion, rows["X_binned"].shape[0])
+    stats = make_statistics(rng, criterion, rows["X_binned"].shape[0], n_trees=n_trees)
     shape = (rows["node_start"].size, rows["X_binned"].shape[1], rows["max_bins"], stats.n_slots)
     hist = rng.integers(-100, 100, shape)  # must be overwritten
     histogram.build_histograms(
         rows["X_binned"], rows["sample_indices"], rows["node_start"], rows["node_stop"], rows["node_tree"],
-        np.ones(shape[:2], dtype=bool), rows["sample_counts"], stats.row_slot, stats.row_stats, hist,
+        np.ones(shape[:2], dtype=bool), rows["sample_counts"], stats.row_slot, stats.row_stats, stats.stats_stride,
+        hist,
     )
     expected = reference_histograms(rows, stats)
     np.testing.assert_array_equal(hist, expected)
@@ -268,7 +285,7 @@ def test_build_histograms_fills_the_pairs_of_the_feature_mask(criterion):
     hist = before.copy()
     histogram.build_histograms(
         rows["X_binned"], rows["sample_indices"], rows["node_start"], rows["node_stop"], rows["node_tree"], mask,
-        rows["sample_counts"], stats.row_slot, stats.row_stats, hist,
+        rows["sample_counts"], stats.row_slot, stats.row_stats, stats.stats_stride, hist,
     )
     np.testing.assert_array_equal(hist[mask], reference_histograms(rows, stats)[mask])
     # The other pairs are skipped, not filled.
@@ -326,7 +343,8 @@ def run_split_kernels(rows, stats, totals, masks, min_samples_leaf, min_weight_l
     from_rows = outputs()
     splitting.find_best_splits_from_rows(
         rows["X_binned"], rows["sample_indices"], rows["node_start"], rows["node_stop"], rows["node_tree"],
-        rows["sample_counts"], stats.row_slot, stats.row_stats, totals, masks, draws, rows["missing_bin"],
+        rows["sample_counts"], stats.row_slot, stats.row_stats, stats.stats_stride, totals, masks, draws,
+        rows["missing_bin"],
         *common_args, *from_rows.values(),
     )
     return from_hist, from_rows
@@ -334,12 +352,14 @@ def run_split_kernels(rows, stats, totals, masks, min_samples_leaf, min_weight_l
 
 def reference_splits(rows, stats, criterion, totals, masks, min_samples_leaf, min_weight_leaf):
     expected = []
+    n_samples = rows["X_binned"].shape[0]
     for node in range(totals.shape[0]):
         node_rows = ref.node_rows(rows["sample_indices"], rows["node_start"], rows["node_stop"], node)
+        tree = rows["node_tree"][node]
         expected.append(
             ref.best_split(
                 criterion, rows["X_binned"], node_rows,
-                rows["sample_counts"][rows["node_tree"][node]], stats.row_slot, stats.row_stats, totals[node],
+                rows["sample_counts"][tree], *tree_statistics(stats, tree, n_samples), totals[node],
                 masks[node], rows["n_bins_non_missing"], rows["missing_bin"], stats.inv_scales,
                 stats.regularization, min_samples_leaf, min_weight_leaf[node],
             )
@@ -372,14 +392,15 @@ SPLIT_SETTINGS = [
 ]
 
 
+@pytest.mark.parametrize("n_trees", [None, 2])  # statistics shared by the trees, or per tree
 @pytest.mark.parametrize("criterion", CRITERIA)
 @pytest.mark.parametrize("seed, min_samples_leaf, weight_fraction", SPLIT_SETTINGS)
-def test_best_splits_match_brute_force(criterion, seed, min_samples_leaf, weight_fraction):
+def test_best_splits_match_brute_force(criterion, seed, min_samples_leaf, weight_fraction, n_trees):
     rng = np.random.default_rng(1000 * seed + CRITERIA.index(criterion))
     rows = make_rows(rng)
     stats = make_statistics(
         rng, criterion, rows["X_binned"].shape[0], l2_regularization=1.5 * (seed % 2),
-        l1_regularization=0.5 * (seed % 3),
+        l1_regularization=0.5 * (seed % 3), n_trees=n_trees,
     )
     totals = reference_totals(rows, stats)
     n_nodes, n_features = totals.shape[0], rows["X_binned"].shape[1]
@@ -505,12 +526,14 @@ def test_missing_direction_without_missing_values_follows_the_majority(bins, exp
 
 def reference_random_splits(rows, stats, criterion, totals, masks, draws, min_samples_leaf, min_weight_leaf):
     expected = []
+    n_samples = rows["X_binned"].shape[0]
     for node in range(totals.shape[0]):
         node_rows = ref.node_rows(rows["sample_indices"], rows["node_start"], rows["node_stop"], node)
+        tree = rows["node_tree"][node]
         expected.append(
             ref.random_threshold_split(
                 criterion, rows["X_binned"], node_rows,
-                rows["sample_counts"][rows["node_tree"][node]], stats.row_slot, stats.row_stats, totals[node],
+                rows["sample_counts"][tree], *tree_statistics(stats, tree, n_samples), totals[node],
                 masks[node], draws[node], rows["n_bins_non_missing"], rows["missing_bin"], stats.inv_scales,
                 stats.regularization, min_samples_leaf, min_weight_leaf[node],
             )
@@ -531,13 +554,14 @@ RANDOM_SPLIT_SETTINGS = [
 ]
 
 
+@pytest.mark.parametrize("n_trees", [None, 2])  # statistics shared by the trees, or per tree
 @pytest.mark.parametrize("criterion, seed, min_samples_leaf, weight_fraction", RANDOM_SPLIT_SETTINGS)
-def test_random_threshold_splits_match_reference(criterion, seed, min_samples_leaf, weight_fraction):
+def test_random_threshold_splits_match_reference(criterion, seed, min_samples_leaf, weight_fraction, n_trees):
     rng = np.random.default_rng(2000 + seed)
     rows = make_rows(rng)
     stats = make_statistics(
         rng, criterion, rows["X_binned"].shape[0], l2_regularization=1.0 * (seed % 2),
-        l1_regularization=0.5 * (seed % 2),
+        l1_regularization=0.5 * (seed % 2), n_trees=n_trees,
     )
     totals = reference_totals(rows, stats)
     n_nodes, n_features = totals.shape[0], rows["X_binned"].shape[1]

@@ -80,10 +80,10 @@ def make_batch(rng, n_samples=40, n_features=3, max_bins=9, n_trees=2, n_sub_nod
 
 
 def row_args(batch, stats):
-    """``(sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats)``."""
+    """``(sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride)``."""
     return (
         batch["sample_indices"], batch["node_start"], batch["node_stop"], batch["node_tree"],
-        batch["sample_counts"], stats.row_slot, stats.row_stats,
+        batch["sample_counts"], stats.row_slot, stats.row_stats, stats.stats_stride,
     )
 
 
@@ -144,6 +144,17 @@ def test_build_histograms_matches_cpu(criterion, small_launches):
     np.testing.assert_array_equal(hist, expected)
     assert not hist[-1].any()  # the empty node
     assert hist[-2, :, :, -1].sum() == batch["X_binned"].shape[1]  # the one-row node
+
+
+@pytest.mark.parametrize("criterion, shared", [("gini", True), ("newton", True), ("gini", False)])
+def test_build_histograms_with_per_tree_statistics_matches_cpu(criterion, shared, small_launches, monkeypatch):
+    """Each tree reads its own statistics (``stats_stride = n_samples``), in shared memory or with global atomics."""
+    if not shared:
+        monkeypatch.setattr(cuda_histogram, "SHARED_BUDGET_BYTES", 64)
+    rng = np.random.default_rng(16 + 2 * shared + (criterion == "newton"))
+    batch = make_batch(rng, n_sub_nodes=1)
+    stats = make_statistics(rng, criterion, batch["X_binned"].shape[0], 1.0, n_trees=2)
+    np.testing.assert_array_equal(cuda_histograms(batch, stats, rng), cpu_histograms(batch, stats))
 
 
 def test_build_histograms_with_the_real_launch_constants():
@@ -241,11 +252,12 @@ def test_chunk_table_covers_every_chunk(overlap):
 # --- node_totals and subtract_histograms --------------------------------------------------------
 
 
+@pytest.mark.parametrize("n_trees", [None, 2])  # statistics shared by the trees, or per tree
 @pytest.mark.parametrize("criterion", ["entropy", "squared_error", "newton"])
-def test_node_totals_matches_cpu(criterion, small_launches):
+def test_node_totals_matches_cpu(criterion, n_trees, small_launches):
     rng = np.random.default_rng(20 + ["entropy", "squared_error", "newton"].index(criterion))
     batch = make_batch(rng, n_samples=50)
-    stats = make_statistics(rng, criterion, 50, 1.0)
+    stats = make_statistics(rng, criterion, 50, 1.0, n_trees=n_trees)
     totals = np.full((batch["node_start"].size, stats.n_slots), 123, dtype=np.int64)
     cuda_histogram.node_totals(*row_args(batch, stats), totals)
     np.testing.assert_array_equal(totals, cpu_totals(batch, stats))

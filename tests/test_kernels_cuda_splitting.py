@@ -78,7 +78,8 @@ def run_both(module, batch, stats, totals, masks, min_samples_leaf, min_weight_l
     from_rows = garbage_outputs(n_nodes, stats.n_slots)
     module.find_best_splits_from_rows(
         batch["X_binned"], batch["sample_indices"], batch["node_start"], batch["node_stop"], batch["node_tree"],
-        batch["sample_counts"], stats.row_slot, stats.row_stats, totals, masks, draws, batch["missing_bin"],
+        batch["sample_counts"], stats.row_slot, stats.row_stats, stats.stats_stride, totals, masks, draws,
+        batch["missing_bin"],
         *common_args, *from_rows.values(),
     )
     return from_hist, from_rows
@@ -131,13 +132,22 @@ SETTINGS = [
 ]
 
 
-@pytest.mark.parametrize("criterion, max_bins, min_samples_leaf, weight_fraction, regularization", SETTINGS)
-def test_splits_match_cpu(criterion, max_bins, min_samples_leaf, weight_fraction, regularization, small_launches):
+# Every setting with statistics shared by the trees; a classification and the newton one with
+# statistics per tree (stats_stride = n_samples).
+SPLIT_CASES = [setting + (None,) for setting in SETTINGS] + [SETTINGS[0] + (2,), SETTINGS[5] + (2,)]
+
+
+@pytest.mark.parametrize(
+    "criterion, max_bins, min_samples_leaf, weight_fraction, regularization, n_trees", SPLIT_CASES
+)
+def test_splits_match_cpu(
+    criterion, max_bins, min_samples_leaf, weight_fraction, regularization, n_trees, small_launches
+):
     rng = np.random.default_rng(
         SETTINGS.index((criterion, max_bins, min_samples_leaf, weight_fraction, regularization))
     )
     batch = make_batch(rng, n_samples=36, max_bins=max_bins, n_sub_nodes=1)
-    stats = make_statistics(rng, criterion, 36, *regularization)
+    stats = make_statistics(rng, criterion, 36, *regularization, n_trees=n_trees)
     totals = cpu_totals(batch, stats)
     if criterion in ("gini", "squared_error") or (criterion == "newton" and regularization[0] == 0):
         # The CPU kernels divide by a node's weight before they look at any

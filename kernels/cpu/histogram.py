@@ -1,8 +1,10 @@
 """Histograms of fixed-point row statistics for a batch of nodes of many trees.
 
-Row ``i`` of tree ``t`` adds ``sample_counts[t, i] * row_stats[i, s]`` to slot
-``row_slot[i] + s`` and 1 to the last (row count) slot. Sums are int64, so
-they do not depend on the order of the additions.
+Row ``i`` of tree ``t`` adds ``sample_counts[t, i] * row_stats[j, s]`` to slot
+``row_slot[j] + s`` and 1 to the last (row count) slot, with ``j = t *
+stats_stride + i`` (``stats_stride``: 0 when the trees share the row
+statistics, ``n_samples`` when each has its own). Sums are int64, so they do
+not depend on the order of the additions.
 """
 
 import numpy as np
@@ -14,7 +16,7 @@ from ..common import accumulate_row
 @njit(parallel=True, cache=True)
 def build_histograms(
     X_binned, sample_indices, node_start, node_stop, node_tree, feature_mask, sample_counts, row_slot, row_stats,
-    hist,
+    stats_stride, hist,
 ):
     """Fill ``hist`` for every (node, feature) pair of ``feature_mask``, in parallel over the pairs.
 
@@ -32,10 +34,14 @@ def build_histograms(
         The features each node evaluates; the other pairs are not filled (the split search skips them).
     sample_counts : ndarray of shape (n_trees, n_samples), dtype int32
         How many times each row is drawn for each tree.
-    row_slot : ndarray of shape (n_samples,), dtype int32
+    row_slot : ndarray of shape (n_stats_rows,), dtype int32
         First slot the row's statistics go to (its class, for classification).
-    row_stats : ndarray of shape (n_samples, n_row_stats), dtype int64
+    row_stats : ndarray of shape (n_stats_rows, n_row_stats), dtype int64
         Fixed-point statistics of each row.
+    stats_stride : int
+        Tree ``t``'s statistics of row ``i`` are at ``t * stats_stride + i``:
+        0 (``n_stats_rows = n_samples``, shared by the trees) or ``n_samples``
+        (``n_stats_rows = n_trees * n_samples``, one set per tree).
     hist : ndarray of shape (n_nodes, n_features, n_bins, n_slots), dtype int64
         Output; overwritten where ``feature_mask`` is True, unspecified elsewhere.
     """
@@ -48,12 +54,13 @@ def build_histograms(
     gathered_slot = np.empty(gathered_start[n_nodes], dtype=np.int32)
     for node in prange(n_nodes):
         counts = sample_counts[node_tree[node]]
+        stats_base = node_tree[node] * stats_stride
         offset = gathered_start[node] - node_start[node]
         for position in range(node_start[node], node_stop[node]):
             row = sample_indices[position]
-            gathered_slot[offset + position] = row_slot[row]
+            gathered_slot[offset + position] = row_slot[stats_base + row]
             for stat_idx in range(n_row_stats):
-                gathered_stats[offset + position, stat_idx] = counts[row] * row_stats[row, stat_idx]
+                gathered_stats[offset + position, stat_idx] = counts[row] * row_stats[stats_base + row, stat_idx]
     for task in prange(n_nodes * n_features):
         node = task // n_features
         feature_idx = task % n_features
@@ -99,14 +106,17 @@ def _add_rows(node_hist, bins, sample_indices, start, stop, offset, gathered_slo
 
 
 @njit(parallel=True, cache=True)
-def node_totals(sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, totals):
-    """Sum every node's rows into ``totals`` of shape (n_nodes, n_slots)."""
+def node_totals(
+    sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride, totals
+):
+    """Sum every node's rows into ``totals`` of shape (n_nodes, n_slots) (arguments as in ``build_histograms``)."""
     for node in prange(totals.shape[0]):
         totals[node] = 0
         counts = sample_counts[node_tree[node]]
+        stats_base = node_tree[node] * stats_stride
         for position in range(node_start[node], node_stop[node]):
             row = sample_indices[position]
-            accumulate_row(totals[node], row, counts[row], row_slot, row_stats)
+            accumulate_row(totals[node], stats_base + row, counts[row], row_slot, row_stats)
 
 
 @njit(parallel=True, cache=True)

@@ -169,7 +169,7 @@ def find_best_splits_from_histograms(
 
 @njit(parallel=True, cache=True)
 def find_best_splits_from_rows(
-    X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats,
+    X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride,
     totals, feature_mask, threshold_draws, missing_bin, criterion, inv_scales, regularization,
     min_samples_leaf, min_weight_leaf, out_gain, out_feature, out_bin, out_missing_left, out_left_totals,
     out_next_bin,
@@ -190,15 +190,16 @@ def find_best_splits_from_rows(
     for node in prange(n_nodes):
         start, stop = node_start[node], node_stop[node]
         counts = sample_counts[node_tree[node]]
+        stats_base = node_tree[node] * stats_stride
         rows = sample_indices[start:stop]
         n_rows = rows.shape[0]
         # The node's statistics, gathered once so the per-feature scans read them locally.
         local_slot = np.empty(n_rows, dtype=np.int32)
         local_stats = np.empty((n_rows, row_stats.shape[1]), dtype=np.int64)
         for k in range(n_rows):
-            local_slot[k] = row_slot[rows[k]]
+            local_slot[k] = row_slot[stats_base + rows[k]]
             for stat_idx in range(row_stats.shape[1]):
-                local_stats[k, stat_idx] = counts[rows[k]] * row_stats[rows[k], stat_idx]
+                local_stats[k, stat_idx] = counts[rows[k]] * row_stats[stats_base + rows[k], stat_idx]
         # (bin << 32 | position) sorts the node's rows by bin without an argsort.
         keys = np.empty(n_rows, dtype=np.int64)
         left = np.empty(n_slots, dtype=np.int64)

@@ -24,9 +24,10 @@
     One thread per histogram entry (grid-stride).
 
 Rows are read through ``sample_indices``; a row adds ``sample_counts[tree,
-row] * row_stats[row, s]`` to slot ``row_slot[row] + s`` and 1 to the count
-slot, as on the CPU (``common.accumulate_row`` is not atomic, so the shared
-and global accumulations spell it out with atomics).
+row] * row_stats[j, s]`` to slot ``row_slot[j] + s`` and 1 to the count slot,
+with ``j = tree * stats_stride + row``, as on the CPU
+(``common.accumulate_row`` is not atomic, so the shared and global
+accumulations spell it out with atomics).
 """
 
 import functools
@@ -122,7 +123,7 @@ def _build_histograms_kernel(n_bins, n_slots, group, threads):
 
     def build_histograms_kernel(
         X_binned, sample_indices, node_start, node_stop, node_tree, feature_mask, sample_counts, row_slot,
-        row_stats, hist, offsets, chunk_rows,
+        row_stats, stats_stride, hist, offsets, chunk_rows,
     ):
         # One chunk per block and no loop around the phases: a grid-stride loop
         # keeps the phases' addresses live together (about 90 registers, not 60).
@@ -152,11 +153,13 @@ def _build_histograms_kernel(n_bins, n_slots, group, threads):
         first = node_start[node] + (chunk - offsets[node]) * rows
         last = min(first + rows, node_stop[node])
         tree = node_tree[node]
+        stats_base = tree * stats_stride
         n_row_stats = row_stats.shape[1]
         for position in range(first + tid, last, threads):
             row = sample_indices[position]
             multiplicity = sample_counts[tree, row]
-            first_slot = row_slot[row]
+            stats_row = stats_base + row
+            first_slot = row_slot[stats_row]
             remaining = active
             while remaining != 0:
                 f = cuda.ffs(remaining) - 1
@@ -167,14 +170,14 @@ def _build_histograms_kernel(n_bins, n_slots, group, threads):
                     base = (f * n_bins + bin_idx) * n_slots
                     for stat_idx in range(n_row_stats):
                         cuda.atomic.add(
-                            local_hist, base + first_slot + stat_idx, multiplicity * row_stats[row, stat_idx]
+                            local_hist, base + first_slot + stat_idx, multiplicity * row_stats[stats_row, stat_idx]
                         )
                     cuda.atomic.add(local_hist, base + count_slot, 1)
                 else:
                     for stat_idx in range(n_row_stats):
                         cuda.atomic.add(
                             hist, (node, first_feature + f, bin_idx, first_slot + stat_idx),
-                            multiplicity * row_stats[row, stat_idx],
+                            multiplicity * row_stats[stats_row, stat_idx],
                         )
                     cuda.atomic.add(hist, (node, first_feature + f, bin_idx, count_slot), 1)
         if use_shared:
@@ -195,7 +198,7 @@ def _build_histograms_kernel(n_bins, n_slots, group, threads):
 
 def build_histograms(
     X_binned, sample_indices, node_start, node_stop, node_tree, feature_mask, sample_counts, row_slot, row_stats,
-    hist,
+    stats_stride, hist,
 ):
     """Fill ``hist`` (n_nodes, n_features, n_bins, n_slots) where ``feature_mask`` is True (see ``kernels.cpu``).
 
@@ -217,7 +220,7 @@ def build_histograms(
     kernel = _build_histograms_kernel(n_bins, n_slots, group, THREADS)[1]
     kernel[(grid_x, n_groups), THREADS](
         X_binned, sample_indices, node_start, node_stop, node_tree, feature_mask, sample_counts, row_slot,
-        row_stats, hist, offsets, chunk_rows,
+        row_stats, stats_stride, hist, offsets, chunk_rows,
     )
 
 
@@ -227,8 +230,8 @@ def build_histograms(
 @functools.lru_cache(maxsize=None)
 def _node_totals_kernel(n_slots, threads):
     def node_totals_kernel(
-        sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, totals, offsets,
-        chunk_rows,
+        sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride, totals,
+        offsets, chunk_rows,
     ):
         block_totals = cuda.shared.array(n_slots, types.int64)
         own = cuda.local.array(n_slots, types.int64)
@@ -242,13 +245,15 @@ def _node_totals_kernel(n_slots, threads):
         first = node_start[node] + (chunk - offsets[node]) * rows
         last = min(first + rows, node_stop[node])
         counts = sample_counts[node_tree[node]]
+        stats_base = node_tree[node] * stats_stride
         for slot in range(tid, n_slots, threads):
             block_totals[slot] = 0
         for slot in range(n_slots):
             own[slot] = 0
         cuda.syncthreads()
         for position in range(first + tid, last, threads):
-            accumulate_row(own, sample_indices[position], counts[sample_indices[position]], row_slot, row_stats)
+            row = sample_indices[position]
+            accumulate_row(own, stats_base + row, counts[row], row_slot, row_stats)
         for slot in range(n_slots):
             if own[slot] != 0:
                 cuda.atomic.add(block_totals, slot, own[slot])
@@ -260,7 +265,9 @@ def _node_totals_kernel(n_slots, threads):
     return node_totals_kernel, jit_kernel(node_totals_kernel)
 
 
-def node_totals(sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, totals):
+def node_totals(
+    sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride, totals
+):
     """Sum every node's rows into ``totals`` (n_nodes, n_slots) (see ``kernels.cpu``).
 
     Launch: ``totals`` zeroed, then one block of ``THREADS`` threads per chunk of
@@ -274,8 +281,8 @@ def node_totals(sample_indices, node_start, node_stop, node_tree, sample_counts,
     grid_x, offsets, chunk_rows = chunk_table(node_start, node_stop, n_entries, rows_per_chunk(n_entries, 1))
     kernel = _node_totals_kernel(n_slots, THREADS)[1]
     kernel[grid_x, THREADS](
-        sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, totals, offsets,
-        chunk_rows,
+        sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride, totals,
+        offsets, chunk_rows,
     )
 
 
@@ -331,10 +338,13 @@ def _argument_types():
     x_binned = types.Array(types.uint8, 2, "F")
     hist = types.Array(types.int64, 4, "C")
     build = (
-        x_binned, int32_1d, int64_1d, int64_1d, int64_1d, bool_2d, int32_2d, int32_1d, int64_2d, hist, int64_1d,
+        x_binned, int32_1d, int64_1d, int64_1d, int64_1d, bool_2d, int32_2d, int32_1d, int64_2d, types.int64, hist,
+        int64_1d, int64_1d,
+    )
+    totals = (
+        int32_1d, int64_1d, int64_1d, int64_1d, int32_2d, int32_1d, int64_2d, types.int64, int64_2d, int64_1d,
         int64_1d,
     )
-    totals = (int32_1d, int64_1d, int64_1d, int64_1d, int32_2d, int32_1d, int64_2d, int64_2d, int64_1d, int64_1d)
     return build, totals, (hist, hist, hist)
 
 

@@ -325,8 +325,8 @@ def _scan_rows_kernel(n_threads, n_slots):
     prefix_sums, random_candidate, best_candidate = _block_helpers(n_threads, n_slots)
 
     def scan_rows_kernel(
-        X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, totals,
-        feature_mask, threshold_draws, missing_bin, criterion, inv_scales, regularization, min_samples_leaf,
+        X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride,
+        totals, feature_mask, threshold_draws, missing_bin, criterion, inv_scales, regularization, min_samples_leaf,
         min_weight_leaf, gains, bins, missing_left, scratch, first_task,
     ):
         shared_work = cuda.shared.array(work_shape, types.int64)
@@ -357,14 +357,16 @@ def _scan_rows_kernel(n_threads, n_slots):
             work[tid, slot] = 0
         cuda.syncthreads()
         tree = node_tree[node]
+        stats_base = tree * stats_stride
         n_row_stats = row_stats.shape[1]
         for position in range(node_start[node] + tid, node_stop[node], n_threads):
             row = sample_indices[position]
             bin_idx = X_binned[row, feature_idx]
             multiplicity = sample_counts[tree, row]
-            first_slot = row_slot[row]
+            stats_row = stats_base + row
+            first_slot = row_slot[stats_row]
             for stat_idx in range(n_row_stats):
-                cuda.atomic.add(work, (bin_idx, first_slot + stat_idx), multiplicity * row_stats[row, stat_idx])
+                cuda.atomic.add(work, (bin_idx, first_slot + stat_idx), multiplicity * row_stats[stats_row, stat_idx])
             cuda.atomic.add(work, (bin_idx, count_slot), 1)
         cuda.syncthreads()
         # The candidates are the occupied bins below the missing bin, whose prefix sums
@@ -408,9 +410,9 @@ def _finish_rows_kernel(n_slots, threads):
     """Phase 2 of the row path: the chosen feature's left and missing sums from the rows."""
 
     def finish_rows_kernel(
-        X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, totals,
-        missing_bin, gains, bins, missing_left, out_gain, out_feature, out_bin, out_missing_left, out_left_totals,
-        out_next_bin,
+        X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride,
+        totals, missing_bin, gains, bins, missing_left, out_gain, out_feature, out_bin, out_missing_left,
+        out_left_totals, out_next_bin,
     ):
         block_left = cuda.shared.array(n_slots, types.int64)
         block_missing = cuda.shared.array(n_slots, types.int64)
@@ -430,6 +432,7 @@ def _finish_rows_kernel(n_slots, threads):
             if best_feature != NO_SPLIT:
                 best_bin = bins[node, best_feature]
                 counts = sample_counts[node_tree[node]]
+                stats_base = node_tree[node] * stats_stride
                 for slot in range(n_slots):
                     own_left[slot] = 0
                     own_missing[slot] = 0
@@ -438,9 +441,9 @@ def _finish_rows_kernel(n_slots, threads):
                     row = sample_indices[position]
                     bin_idx = X_binned[row, best_feature]
                     if bin_idx == missing_bin:
-                        accumulate_row(own_missing, row, counts[row], row_slot, row_stats)
+                        accumulate_row(own_missing, stats_base + row, counts[row], row_slot, row_stats)
                     elif bin_idx <= best_bin:
-                        accumulate_row(own_left, row, counts[row], row_slot, row_stats)
+                        accumulate_row(own_left, stats_base + row, counts[row], row_slot, row_stats)
                     else:
                         own_next_bin = min(own_next_bin, bin_idx)
                 for slot in range(n_slots):
@@ -476,7 +479,7 @@ def _finish_rows_kernel(n_slots, threads):
 
 
 def find_best_splits_from_rows(
-    X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats,
+    X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride,
     totals, feature_mask, threshold_draws, missing_bin, criterion, inv_scales, regularization,
     min_samples_leaf, min_weight_leaf, out_gain, out_feature, out_bin, out_missing_left, out_left_totals,
     out_next_bin,
@@ -500,14 +503,14 @@ def find_best_splits_from_rows(
         _launch_phase1(
             _scan_rows_kernel(n_threads, n_slots)[1], n_nodes * n_features, n_threads, n_slots, xp,
             (X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats,
-             totals, feature_mask, threshold_draws.reshape(-1), missing_bin, criterion, inv_scales,
+             stats_stride, totals, feature_mask, threshold_draws.reshape(-1), missing_bin, criterion, inv_scales,
              regularization, min_samples_leaf, min_weight_leaf, gains, bins, missing_left),
         )
     finish = _finish_rows_kernel(n_slots, FINISH_ROWS_THREADS)[1]
     finish[max(1, min(n_nodes, MAX_BLOCKS)), FINISH_ROWS_THREADS](
-        X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, totals,
-        missing_bin, gains, bins, missing_left, out_gain, out_feature, out_bin, out_missing_left, out_left_totals,
-        out_next_bin,
+        X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride,
+        totals, missing_bin, gains, bins, missing_left, out_gain, out_feature, out_bin, out_missing_left,
+        out_left_totals, out_next_bin,
     )
 
 
@@ -529,7 +532,7 @@ def _argument_types():
     scratch = (float64_2d, int32_2d, bool_2d)
     work = (types.Array(types.int64, 3, "C"), types.int64)
     outputs = (float64_1d, int32_1d, int32_1d, bool_1d, int64_2d, int32_1d)
-    rows = (x_binned, int32_1d, int64_1d, int64_1d, int64_1d, int32_2d, int32_1d, int64_2d)
+    rows = (x_binned, int32_1d, int64_1d, int64_1d, int64_1d, int32_2d, int32_1d, int64_2d, types.int64)
     scan_hist = (
         hist, int64_1d, int64_2d, bool_2d, float64_1d, int32_1d, types.int64, types.int64, float64_1d,
         regularization, types.int64, float64_1d,
