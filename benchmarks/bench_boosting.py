@@ -213,27 +213,6 @@ def measure(library, args, data):
     return row
 
 
-# --- every library, each in a child process -------------------------------------------------
-
-
-def run(args):
-    """Each library in its own process on the same data (generated once, passed as .npy files)."""
-    rows = bench_common.run_libraries(__file__, args, _data)
-    ours = bench_common.gpuforest_row(rows)
-    return {
-        "task": args.task,
-        "n_samples": args.n_samples,
-        "n_test": args.n_samples // 10,
-        "n_features": args.n_features,
-        "n_estimators": args.n_estimators,
-        "max_depth": args.max_depth,
-        "learning_rate": ADABOOST_LEARNING_RATE if args.task == "adaboost" else LEARNING_RATE,
-        "device": args.device,
-        "gpuforest_compile_s": ours["warm_up_s"] if ours else None,
-        "rows": rows,
-    }
-
-
 def _data(args):
     return synthetic_data(_data_task(args.task), args.n_samples, args.n_features, args.seed)
 
@@ -305,7 +284,10 @@ def main():
     if args.only:
         bench_common.run_child(args, measure, _data)
         return
-    report = bench_common.make_report(lambda: run(args))
+    learning_rate = ADABOOST_LEARNING_RATE if args.task == "adaboost" else LEARNING_RATE
+    report = bench_common.make_report(
+        lambda: bench_common.run_report(__file__, args, _data, learning_rate=learning_rate)
+    )
     kind = "adaboost" if args.task == "adaboost" else "boosting"
     suffix = "_regression" if args.task == "regression" else ""
     stem = args.output_name or f"{kind}_{args.device}_{args.n_samples}x{args.n_features}{suffix}"

@@ -215,6 +215,25 @@ def gpuforest_row(rows):
     return next((row for row in rows if row["library"] == "gpuforest" and "error" not in row), None)
 
 
+def run_report(script, args, make_data, **settings):
+    """Each library in its own process on the same data: the run's settings (``settings`` after
+    the shared ones) and rows, the ``results`` of the report."""
+    rows = run_libraries(script, args, make_data)
+    ours = gpuforest_row(rows)
+    return {
+        "task": args.task,
+        "n_samples": args.n_samples,
+        "n_test": args.n_samples // 10,
+        "n_features": args.n_features,
+        "n_estimators": args.n_estimators,
+        "max_depth": args.max_depth,
+        **settings,
+        "device": args.device,
+        "gpuforest_compile_s": ours["warm_up_s"] if ours else None,
+        "rows": rows,
+    }
+
+
 # --- the report: JSON and markdown ------------------------------------------------------------
 
 

@@ -134,26 +134,6 @@ def measure(library, args, data):
     return row
 
 
-# --- every library, each in a child process -------------------------------------------------
-
-
-def run(args):
-    """Each library in its own process on the same data (generated once, passed as .npy files)."""
-    rows = bench_common.run_libraries(__file__, args, _data)
-    ours = bench_common.gpuforest_row(rows)
-    return {
-        "task": args.task,
-        "n_samples": args.n_samples,
-        "n_test": args.n_samples // 10,
-        "n_features": args.n_features,
-        "n_estimators": args.n_estimators,
-        "max_depth": args.max_depth,
-        "device": args.device,
-        "gpuforest_compile_s": ours["warm_up_s"] if ours else None,
-        "rows": rows,
-    }
-
-
 def _data(args):
     return synthetic_data(args.task, args.n_samples, args.n_features, args.seed)
 
@@ -203,7 +183,7 @@ def main():
     if args.only:
         bench_common.run_child(args, measure, _data)
         return
-    report = bench_common.make_report(lambda: run(args))
+    report = bench_common.make_report(lambda: bench_common.run_report(__file__, args, _data))
     suffix = "" if args.task == "classification" else "_regression"
     stem = args.output_name or f"forest_{args.device}_{args.n_samples}x{args.n_features}{suffix}"
     bench_common.save_report(report, stem, _markdown(report))
