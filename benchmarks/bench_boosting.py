@@ -262,13 +262,8 @@ def main():
     parser.add_argument(
         "--max-depth", type=_max_depth, default=_UNSET, help="an int, or none; default 8 (adaboost: 1, the only one)"
     )
-    parser.add_argument("--device", choices=["cpu", "cuda", "auto"], default="cpu", help="gpuforest's (and XGBoost's)")
     parser.add_argument("--libraries", nargs="+", choices=LIBRARIES, default=None, help="default: all of the task's")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--output-name", default=None, help="file stem under benchmarks/results/ (or an absolute path)")
-    parser.add_argument("--only", choices=LIBRARIES, help="run one library in this process and print its row")
-    parser.add_argument("--data-dir", help=argparse.SUPPRESS)
-    parser.add_argument("--row-output", help=argparse.SUPPRESS)
+    bench_common.add_shared_arguments(parser, LIBRARIES)
     args = parser.parse_args()
     for name, default in zip(("n_samples", "n_estimators", "max_depth"), DEFAULTS[args.task]):
         if getattr(args, name) is _UNSET:

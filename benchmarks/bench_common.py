@@ -13,6 +13,7 @@ Imported by the scripts of this folder, which run as ``python benchmarks/<script
 (so this folder is on ``sys.path``).
 """
 
+import argparse
 import ctypes
 import gc
 import json
@@ -213,6 +214,16 @@ def run_libraries(script, args, make_data):
 def gpuforest_row(rows):
     """gpuforest's row if it ran without error, else None."""
     return next((row for row in rows if row["library"] == "gpuforest" and "error" not in row), None)
+
+
+def add_shared_arguments(parser, libraries):
+    """The options every library benchmark takes, and the hidden ones of its child processes."""
+    parser.add_argument("--device", choices=["cpu", "cuda", "auto"], default="cpu", help="gpuforest's (and XGBoost's)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--output-name", default=None, help="file stem under benchmarks/results/ (or an absolute path)")
+    parser.add_argument("--only", choices=libraries, help="run one library in this process and print its row")
+    parser.add_argument("--data-dir", help=argparse.SUPPRESS)
+    parser.add_argument("--row-output", help=argparse.SUPPRESS)
 
 
 def run_report(script, args, make_data, **settings):
