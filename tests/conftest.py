@@ -12,3 +12,38 @@ if os.environ.get("GPUFOREST_REAL_CUDA") != "1":
     # The simulator runs each CUDA thread as a Python thread that mostly waits at
     # barriers: switching threads more often makes simulated launches faster.
     sys.setswitchinterval(1e-4)
+
+    import threading
+    import traceback
+
+    import numpy as np
+    from numba import types
+    from numba.cuda.simulator import kernelapi
+    from numba.np import numpy_support
+
+    _shared_allocation_lock = threading.Lock()
+
+    def _shared_array(self, shape, dtype, alignment=None):
+        """``cuda.shared.array`` of the simulator with its check-then-create under a lock.
+
+        numba-cuda 0.30's ``FakeCUDAShared.array`` looks the array up by call site
+        and creates it when missing, unlocked: two threads of a block that get
+        there together each create one and stop sharing it, so a block-wide scan
+        reads flags no one wrote (seen as a rare IndexError in the partition kernel).
+        """
+        if alignment is not None:
+            raise RuntimeError("Array alignment is not supported in cudasim")
+        if shape == 0:  # dynamic shared memory: one buffer, no race
+            return _simulator_shared_array(self, shape, dtype)
+        caller = traceback.extract_stack(sys._getframe(1), limit=1)[-1][0:2]
+        with _shared_allocation_lock:
+            allocation = self._allocations.get(caller)
+            if allocation is None:
+                if isinstance(dtype, types.Type):
+                    dtype = numpy_support.as_dtype(dtype)
+                allocation = np.empty(shape, dtype)
+                self._allocations[caller] = allocation
+        return allocation
+
+    _simulator_shared_array = kernelapi.FakeCUDAShared.array
+    kernelapi.FakeCUDAShared.array = _shared_array
