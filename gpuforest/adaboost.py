@@ -390,12 +390,15 @@ class _BinnedTreeFitter:
             self.backend = get_backend(member.device)
             self.bin_mapper = BinMapper(member.max_bins, random_state=seed).fit(self.X[self.positive])
             self.X_binned = self.bin_mapper.transform(self.X, self.backend)
+            self.histogram_bins = self.backend.histogram_bins(self.X_binned)
         params = growth_params(member, n_samples, n_features, seed, random_thresholds=member.splitter == "random")
         n_classes = self.classes.shape[0]
         stats = classification_statistics(member.criterion, self.y_encoded, n_classes, sample_weight)
         # A fresh index array every round: the grower partitions it in place.
         sample_indices = np.flatnonzero(self.positive).astype(np.int32)
-        rows = self.backend.row_data(self.X_binned, sample_indices, np.ones((1, n_samples), dtype=np.int32), stats)
+        rows = self.backend.row_data(
+            self.X_binned, sample_indices, np.ones((1, n_samples), dtype=np.int32), stats, self.histogram_bins
+        )
         tree_offsets = np.array([0, sample_indices.shape[0]], dtype=np.int64)
         grower = TreeGrower(self.backend, rows, tree_offsets, self.bin_mapper, stats, n_classes, params)
         (member.tree_,) = grower.grow()

@@ -63,6 +63,8 @@ class RowData:
     Attributes
     ----------
     X_binned : ndarray of shape (n_samples, n_features), dtype uint8, Fortran order
+    histogram_bins : ndarray of shape (n_samples, n_features), dtype uint8
+        ``X_binned`` in the layout the backend's histogram kernel reads (``Backend.histogram_bins``).
     sample_indices : ndarray of shape (n_entries,), dtype int32
         The rows of every tree; each node owns a contiguous range.
     sample_counts : ndarray of shape (n_trees, n_samples), dtype int32
@@ -72,6 +74,7 @@ class RowData:
     """
 
     X_binned: np.ndarray
+    histogram_bins: np.ndarray
     sample_indices: np.ndarray
     sample_counts: np.ndarray
     row_slot: np.ndarray
@@ -113,8 +116,14 @@ class Backend:
     def to_host(self, array):
         return array.get() if hasattr(array, "get") else np.asarray(array)
 
-    def row_data(self, X_binned, sample_indices, sample_counts, stats):
-        """``RowData`` on the device; ``X_binned`` comes from ``map_to_bins``."""
+    def histogram_bins(self, X_binned):
+        """``X_binned`` as the histogram kernel reads it: the same array (a warp reads one feature of
+        consecutive rows)."""
+        return X_binned
+
+    def row_data(self, X_binned, sample_indices, sample_counts, stats, histogram_bins=None):
+        """``RowData`` on the device; ``X_binned`` comes from ``map_to_bins``, ``histogram_bins`` (made
+        when not given) from ``histogram_bins``: a caller growing trees on the same bins many times makes it once."""
         n_trees, n_samples = sample_counts.shape
         stats_rows = n_trees * n_samples if stats.stats_stride else n_samples
         if stats.stats_stride not in (0, n_samples) or stats.row_stats.shape[0] != stats_rows:
@@ -124,6 +133,7 @@ class Backend:
             )
         return RowData(
             X_binned=X_binned,
+            histogram_bins=self.histogram_bins(X_binned) if histogram_bins is None else histogram_bins,
             sample_indices=self.to_device(sample_indices),
             sample_counts=self.to_device(sample_counts),
             row_slot=self.to_device(stats.row_slot),
@@ -188,7 +198,7 @@ class Backend:
         n_features = rows.X_binned.shape[1]
         hist = self.xp.empty((node_start.shape[0], n_features, n_bins, n_slots), dtype=np.int64)
         self.kernels.histogram.build_histograms(
-            rows.X_binned, rows.sample_indices, self.to_device(node_start), self.to_device(node_stop),
+            rows.histogram_bins, rows.sample_indices, self.to_device(node_start), self.to_device(node_stop),
             self.to_device(node_tree), self.to_device(feature_mask), rows.sample_counts, rows.row_slot,
             rows.row_stats, rows.stats_stride, hist,
         )
@@ -270,13 +280,14 @@ class Backend:
         self.kernels.gradients.loss_gradients(loss, parameter, y, raw, sample_weight, gradients, hessians)
         return gradients, hessians
 
-    def predict_raw(self, X, tree_offsets, threshold, node_info, leaf_value, baseline):
+    def predict_raw(self, X, forest, baseline):
         """Raw scores (n_samples, n_scores), host: ``baseline`` (n_scores,) plus tree ``t``'s
-        leaf values in column ``t % n_scores``, added in tree order."""
-        out = self.to_device(np.tile(baseline, (X.shape[0], 1)))
-        self.kernels.predict.predict_raw(
-            self.to_device(X), self.to_device(tree_offsets), self.to_device(threshold), self.to_device(node_info),
-            self.to_device(leaf_value), out,
+        leaf values in column ``t % n_scores``, added in tree order. ``forest`` is a
+        ``tree.CompleteForest`` or a ``tree.NodeForest``, whose ``raw_kernel`` is the kernel."""
+        out = self.xp.empty((X.shape[0], baseline.shape[0]))
+        out[...] = self.to_device(baseline)
+        getattr(self.kernels.predict, forest.raw_kernel)(
+            self.to_device(X), *(self.to_device(array) for array in forest), out
         )
         return self.to_host(out)
 
@@ -306,6 +317,10 @@ class CPUBackend(Backend):
 
     def __init__(self):
         super().__init__("cpu", np, _kernel_modules("cpu"))
+
+    def histogram_bins(self, X_binned):
+        """A C-ordered copy: the row-wise histogram kernel reads a row's bins from one cache line."""
+        return np.ascontiguousarray(X_binned)
 
 
 class CUDABackend(Backend):

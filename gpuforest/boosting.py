@@ -38,7 +38,7 @@ from .losses import (
     QuantileLoss, SquaredError,
 )
 from .statistics import newton_statistics
-from .tree import pack_forest
+from .tree import PackedForest, pack_forest
 
 # Early stopping switches itself on above this many rows (scikit-learn's rule).
 AUTO_EARLY_STOPPING_ROWS = 10_000
@@ -135,6 +135,7 @@ class BaseGradientBoosting(AllowNaNMixin, BaseEstimator):
         y_device, weight_device = xp.asarray(y), xp.asarray(sample_weight)
         raw_val = None if X_val is None else self._raw_predict_validated(X_val)
         X_binned = self._bin_mapper.transform(X, backend)
+        histogram_bins = backend.histogram_bins(X_binned)
         n_per_round = self._loss.n_trees_per_iteration
         scorer = self._scorer()
         if X_val is not None and not self.train_score_:
@@ -149,18 +150,25 @@ class BaseGradientBoosting(AllowNaNMixin, BaseEstimator):
             tree_offsets = np.arange(n_per_round + 1, dtype=np.int64) * sample_indices.shape[0]
             counts = xp.ones((n_per_round, X.shape[0]), dtype=np.int32)
             stats = newton_statistics(gradients, hessians, self.l2_regularization, self.l1_regularization, xp=xp)
-            rows = backend.row_data(X_binned, xp.tile(sample_indices, n_per_round), counts, stats)
+            rows = backend.row_data(X_binned, xp.tile(sample_indices, n_per_round), counts, stats, histogram_bins)
             first_tree = len(self.trees_)
             grower = TreeGrower(
                 backend, rows, tree_offsets, self._bin_mapper, stats, 1,
                 self._tree_growth(backend, first_tree, n_per_round), first_tree=first_tree,
             )
             for k, tree in enumerate(grower.grow()):
-                leaves = tree.apply(X, backend)
+                if sample_indices.shape[0] == X.shape[0]:  # every row grew the tree: its leaves are known
+                    rows_k, leaves_k = grower.row_leaves(k)
+                    leaves = xp.empty(X.shape[0], dtype=np.int64)
+                    leaves[rows_k] = leaves_k
+                else:
+                    leaves = xp.asarray(tree.apply(X, backend))
                 if self._loss.refit_quantile is not None:
-                    self._loss.refit_leaves(tree.value[:, 0, 0], leaves, y, backend.to_host(raw[:, k]), sample_weight)
+                    self._loss.refit_leaves(
+                        tree.value[:, 0, 0], backend.to_host(leaves), y, backend.to_host(raw[:, k]), sample_weight
+                    )
                 tree.value *= self.learning_rate
-                raw[:, k] += xp.asarray(tree.value[leaves, 0, 0])
+                raw[:, k] += xp.asarray(tree.value[:, 0, 0])[leaves]
                 if X_val is not None:
                     raw_val[:, k] += tree.value[tree.apply(X_val, backend), 0, 0]
                 self.trees_.append(tree)
@@ -274,10 +282,7 @@ class BaseGradientBoosting(AllowNaNMixin, BaseEstimator):
         in the order boosting added them, so the scores equal those of training bit for bit."""
         if not self.trees_:
             return np.tile(self.baseline_, (X.shape[0], 1))
-        tree_offsets, threshold, node_info, value, _ = self._packed_trees()
-        return get_backend(self.device_).predict_raw(
-            X, tree_offsets, threshold, node_info, np.ascontiguousarray(value[:, 0]), self.baseline_
-        )
+        return get_backend(self.device_).predict_raw(X, self._packed_trees().raw_forest(), self.baseline_)
 
     def _staged_raw(self, X):
         """Raw scores of validated ``X`` after each round. Rounds are added one by one, in
@@ -294,7 +299,7 @@ class BaseGradientBoosting(AllowNaNMixin, BaseEstimator):
     def _packed_trees(self):
         """``tree.pack_forest`` of ``trees_``, kept until trees are added."""
         packed = getattr(self, "_packed", None)
-        if packed is None or packed[0].shape[0] != len(self.trees_):
+        if not isinstance(packed, PackedForest) or packed[0].shape[0] != len(self.trees_):
             packed = self._packed = pack_forest(self.trees_)
         return packed
 

@@ -185,6 +185,7 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
         params = growth_params(self, n_samples, n_features, self._seed, self._random_thresholds)
         self.max_features_ = params.max_features
         X_binned = self._bin_mapper.transform(X, backend)
+        histogram_bins = backend.histogram_bins(X_binned)
         positive = backend.to_device(sample_weight > 0)
         per_tree_stats = self._per_tree_statistics()
         stats = None
@@ -202,7 +203,7 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
                     targets, self._subsample_weight(targets, sample_weight, host_counts), int(host_counts.max())
                 )
             sample_indices, tree_offsets = self._in_bag_rows(backend, counts, positive)
-            rows = backend.row_data(X_binned, sample_indices, counts, batch_stats)
+            rows = backend.row_data(X_binned, sample_indices, counts, batch_stats, histogram_bins)
             grower = TreeGrower(
                 backend, rows, tree_offsets, self._bin_mapper, batch_stats, self._n_values(), params, first_tree=start
             )

@@ -162,7 +162,7 @@ class _TreeRecorder:
 
     def add_nodes(self, nodes, values, impurity, weight):
         self.nodes.append(
-            (nodes.tree, nodes.node_idx, nodes.depth, nodes.totals[:, -1], values, impurity, weight)
+            (nodes.tree, nodes.node_idx, nodes.depth, nodes.totals[:, -1], values, impurity, weight, nodes.start)
         )
 
     def new_children(self, tree):
@@ -178,8 +178,23 @@ class _TreeRecorder:
     def add_splits(self, parents, feature, bin_idx, threshold, missing_left, left, right):
         self.splits.append((parents.tree, parents.node_idx, feature, bin_idx, threshold, missing_left, left, right))
 
+    def leaf_of_positions(self, tree_idx):
+        """Leaf (node index) owning each position of tree ``tree_idx``'s part of ``sample_indices``, in order.
+
+        Leaves own consecutive ranges of positions that together cover the tree's part.
+        """
+        tree, node_idx, n_samples, start = (
+            np.concatenate([record[column] for record in self.nodes]) for column in (0, 1, 3, 7)
+        )
+        split_nodes = [split_node[split_tree == tree_idx] for split_tree, split_node, *_ in self.splits]
+        is_leaf = tree == tree_idx
+        if split_nodes:
+            is_leaf &= ~np.isin(node_idx, np.concatenate(split_nodes))
+        order = np.argsort(start[is_leaf])
+        return np.repeat(node_idx[is_leaf][order], n_samples[is_leaf][order])
+
     def trees(self, n_features):
-        tree, node_idx, depth, n_samples, values, impurity, weight = (
+        tree, node_idx, depth, n_samples, values, impurity, weight, _ = (
             np.concatenate(column) for column in zip(*self.nodes)
         )
         if self.splits:
@@ -270,6 +285,16 @@ class TreeGrower:
             chosen, candidates = self._select(candidates)
             candidates = candidates.concat(self._evaluate(*self._split(chosen)))
         return self.recorder.trees(self.n_features)
+
+    def row_leaves(self, tree_idx):
+        """``(rows, leaves)`` of a grown tree: its rows (device array of ``sample_indices``) and each one's leaf.
+
+        Read from where growth left the rows (each leaf owns a range of
+        positions), not by routing them down the tree: for a training row the
+        same leaf, as a split on bins is the same split on raw values.
+        """
+        rows = self.rows.sample_indices[self.tree_offsets[tree_idx]:self.tree_offsets[tree_idx + 1]]
+        return rows, self.backend.to_device(self.recorder.leaf_of_positions(tree_idx))
 
     def _allowed_features(self):
         """(n_trees, n_allowed) int64: each tree's allowed features (``GrowthParams.tree_features``), increasing."""

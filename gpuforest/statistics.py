@@ -10,6 +10,7 @@ GPU histograms do with gradients.
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit, prange
 
 from .kernels import common
 
@@ -80,27 +81,80 @@ def fixed_point_scale(abs_total):
     return 2.0 ** min(max(exponent, -_MAX_EXPONENT), _MAX_EXPONENT)
 
 
-def _exact_total(abs_column, xp):
-    """Sum of a non-negative column that does not depend on the order of the additions.
-
-    The column goes to fixed point with a scale sized by its largest value
-    (so no sum of it overflows) and is summed in int64: numpy and CuPy, CPU and
-    GPU, get the same total, hence the same scale in ``_to_fixed``.
-    """
-    largest = float(abs_column.max()) if abs_column.shape[0] else 0.0
-    if largest == 0.0:
-        return 0.0
-    scale = fixed_point_scale(largest * abs_column.shape[0])
-    return int(xp.rint(abs_column * scale).astype(np.int64).sum()) / scale
-
-
 def _to_fixed(values, max_multiplicity, xp=np):
-    """Columns of ``values`` (numpy, or CuPy with ``xp``) in fixed point, and their inverse scales."""
-    scales = xp.asarray([
-        fixed_point_scale(_exact_total(xp.abs(values[:, column]), xp) * max_multiplicity)
-        for column in range(values.shape[1])
+    """Columns of ``values`` (numpy, or CuPy with ``xp``) in fixed point, and their inverse scales.
+
+    A column's scale is sized by its total of absolute values, computed so
+    that it does not depend on the order of the additions: the column goes to
+    fixed point with a scale sized by its largest value (so no sum of it
+    overflows) and is summed in int64. numpy and CuPy, CPU and GPU, get the
+    same total, hence the same scale. numpy arrays take numba's parallel
+    passes (``_fixed_point_passes``), CuPy arrays its own operations.
+    """
+    n_rows, n_columns = values.shape
+    if xp is np:
+        largest = _column_abs_max(values)
+    else:
+        largest = xp.abs(values).max(axis=0).get() if n_rows else np.zeros(n_columns)
+    first_scales = np.array([fixed_point_scale(value * n_rows) for value in largest])
+    if xp is np:
+        fixed_totals = _column_fixed_abs_sums(values, first_scales)
+    else:
+        fixed_totals = xp.rint(xp.abs(values) * xp.asarray(first_scales)).astype(np.int64).sum(axis=0).get()
+    scales = np.array([
+        fixed_point_scale(int(total) / first_scale * max_multiplicity)
+        for total, first_scale in zip(fixed_totals, first_scales)
     ])
-    return xp.rint(values * scales).astype(np.int64), 1.0 / np.asarray(scales.tolist())
+    if xp is np:
+        fixed = np.empty(values.shape, dtype=np.int64)
+        _to_fixed_point(values, scales, fixed)
+    else:
+        fixed = xp.rint(values * xp.asarray(scales)).astype(np.int64)
+    return fixed, 1.0 / scales
+
+
+# --- numba passes of _to_fixed over numpy arrays (parallel over row chunks) ---------------
+
+_CHUNK_ROWS = 65536
+
+
+@njit(parallel=True, cache=True)
+def _column_abs_max(values):
+    """Largest absolute value of each column of ``values`` (n_rows, n_columns); 0 without rows."""
+    n_rows, n_columns = values.shape
+    n_chunks = (n_rows + _CHUNK_ROWS - 1) // _CHUNK_ROWS
+    chunk_max = np.zeros((n_chunks, n_columns))
+    for chunk in prange(n_chunks):
+        for row in range(chunk * _CHUNK_ROWS, min(n_rows, (chunk + 1) * _CHUNK_ROWS)):
+            for column in range(n_columns):
+                chunk_max[chunk, column] = max(chunk_max[chunk, column], abs(values[row, column]))
+    largest = np.zeros(n_columns)
+    for chunk in range(n_chunks):
+        for column in range(n_columns):
+            largest[column] = max(largest[column], chunk_max[chunk, column])
+    return largest
+
+
+@njit(parallel=True, cache=True)
+def _column_fixed_abs_sums(values, scales):
+    """Per column, the int64 sum of ``rint(|value| * scale)`` (exact, so in any order)."""
+    n_rows, n_columns = values.shape
+    n_chunks = (n_rows + _CHUNK_ROWS - 1) // _CHUNK_ROWS
+    chunk_sums = np.zeros((n_chunks, n_columns), dtype=np.int64)
+    for chunk in prange(n_chunks):
+        for row in range(chunk * _CHUNK_ROWS, min(n_rows, (chunk + 1) * _CHUNK_ROWS)):
+            for column in range(n_columns):
+                chunk_sums[chunk, column] += np.int64(np.rint(abs(values[row, column]) * scales[column]))
+    return chunk_sums.sum(axis=0)
+
+
+@njit(parallel=True, cache=True)
+def _to_fixed_point(values, scales, out):
+    """``out = rint(values * scales)`` in int64."""
+    n_rows, n_columns = values.shape
+    for row in prange(n_rows):
+        for column in range(n_columns):
+            out[row, column] = np.int64(np.rint(values[row, column] * scales[column]))
 
 
 def classification_statistics(criterion, y_encoded, n_classes, sample_weight, max_multiplicity=1):

@@ -12,7 +12,13 @@ and later split kinds need:
   categorical subset splits and multiway (ID3) splits will add their own
   codes and side arrays (a category bitset per node, a child list per node)
   without changing the existing arrays.
+
+For prediction, ``pack_forest`` concatenates many trees' node arrays, and
+``pack_complete_forest`` lays trees of bounded depth out as complete binary
+trees (``CompleteForest``), the layout of boosting's raw scores.
 """
+
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse
@@ -20,6 +26,10 @@ import scipy.sparse
 TREE_LEAF = -1
 TREE_UNDEFINED = -2
 NUMERIC = 0
+
+# Deepest tree that ``pack_complete_forest`` lays out as a complete binary tree: 2**(depth + 1)
+# slots of 17 bytes each, 35 KiB per tree at depth 10.
+COMPLETE_MAX_DEPTH = 10
 
 
 class Tree:
@@ -148,15 +158,18 @@ def pack_forest(trees):
 
     Returns
     -------
-    tree_offsets : ndarray of shape (n_trees,), dtype int64
-        Index of each tree's root in the flat arrays.
-    threshold : ndarray of shape (n_nodes_total,), dtype float64
-    node_info : ndarray of shape (n_nodes_total,), dtype int64
-        ``pack_node_info`` of every node, child indices in the new numbering.
-    value : ndarray of shape (n_nodes_total, n_values), dtype float64
-    tree_node : ndarray of shape (n_nodes_total,), dtype int64
-        Each packed node's index in its ``Tree`` (to report ``apply`` in the
-        trees' own numbering).
+    PackedForest
+        A tuple ``(tree_offsets, threshold, node_info, value, tree_node)``:
+
+        tree_offsets : ndarray of shape (n_trees,), dtype int64
+            Index of each tree's root in the flat arrays.
+        threshold : ndarray of shape (n_nodes_total,), dtype float64
+        node_info : ndarray of shape (n_nodes_total,), dtype int64
+            ``pack_node_info`` of every node, child indices in the new numbering.
+        value : ndarray of shape (n_nodes_total, n_values), dtype float64
+        tree_node : ndarray of shape (n_nodes_total,), dtype int64
+            Each packed node's index in its ``Tree`` (to report ``apply`` in the
+            trees' own numbering).
     """
     node_counts = np.array([tree.node_count for tree in trees], dtype=np.int64)
     tree_offsets = np.concatenate([[0], np.cumsum(node_counts)[:-1]]).astype(np.int64)
@@ -178,7 +191,7 @@ def pack_forest(trees):
     values = np.concatenate([tree.value[:, 0] for tree in trees])
     value = np.empty_like(values)
     value[position] = values
-    return tree_offsets, threshold, node_info, value, tree_node
+    return PackedForest((tree_offsets, threshold, node_info, value, tree_node), trees)
 
 
 def _depth_first_positions(children_left, node_tree_offset, depth):
@@ -203,3 +216,142 @@ def _depth_first_positions(children_left, node_tree_offset, depth):
         pair_start[first] = pair_start[parents] + 2
         pair_start[first + 1] = pair_start[first] + 2 * split_nodes[first]
     return position
+
+
+class NodeForest(NamedTuple):
+    """Trees in ``pack_forest``'s node order with one value per node, for ``predict_raw``.
+
+    Attributes
+    ----------
+    tree_offsets : ndarray of shape (n_trees,), dtype int64
+    threshold : ndarray of shape (n_nodes_total,), dtype float64
+    node_info : ndarray of shape (n_nodes_total,), dtype int64
+    value : ndarray of shape (n_nodes_total,), dtype float64
+    """
+
+    tree_offsets: np.ndarray
+    threshold: np.ndarray
+    node_info: np.ndarray
+    value: np.ndarray
+
+    raw_kernel = "predict_raw"  # the kernel of ``Backend.predict_raw`` for this layout
+
+
+class PackedForest(tuple):
+    """``pack_forest``'s arrays ``(tree_offsets, threshold, node_info, value, tree_node)``, a tuple,
+    and ``raw_forest()``, the layout of the same trees for ``Backend.predict_raw``, built on first use
+    (prediction leaves the estimator holding it unchanged)."""
+
+    def __new__(cls, arrays, trees):
+        packed = super().__new__(cls, arrays)
+        packed._trees = tuple(trees)
+        packed._raw_forest = None
+        return packed
+
+    def __getnewargs__(self):
+        return tuple(self), self._trees
+
+    def __getstate__(self):
+        return {"_trees": self._trees, "_raw_forest": None}  # pickles without the derived layout
+
+    def raw_forest(self):
+        """``pack_complete_forest`` of the trees, or a ``NodeForest`` of these arrays if a tree is
+        deeper than ``COMPLETE_MAX_DEPTH``."""
+        if self._raw_forest is None:
+            forest = pack_complete_forest(self._trees)
+            if forest is None:
+                tree_offsets, threshold, node_info, value, _ = self
+                forest = NodeForest(tree_offsets, threshold, node_info, np.ascontiguousarray(value[:, 0]))
+            self._raw_forest = forest
+        return self._raw_forest
+
+
+class CompleteForest(NamedTuple):
+    """Trees of bounded depth as complete binary trees in heap order (``pack_complete_forest``).
+
+    Tree ``t`` of depth ``d`` owns slots ``tree_offsets[t]`` to ``tree_offsets[t] + 2**(d + 1) - 1``
+    of every array; within a tree, slot ``i`` has children ``2 i`` and ``2 i + 1``, the root is
+    slot 1 (slot 0 is unused), split slots are ``1 .. 2**d - 1`` and leaf slots
+    ``2**d .. 2**(d + 1) - 1``, so a row reaches its leaf in exactly ``d`` steps. A leaf of
+    depth ``k < d`` is repeated in all ``2**(d - k)`` leaf slots below its position, and the
+    split slots below it hold feature 0, threshold 0 (any route gives the same value).
+
+    Attributes
+    ----------
+    tree_offsets : ndarray of shape (n_trees,), dtype int64
+    tree_depth : ndarray of shape (n_trees,), dtype int64
+    feature : ndarray of shape (n_slots_total,), dtype int32
+    threshold : ndarray of shape (n_slots_total,), dtype float32
+        The largest float32 at most the tree's float64 threshold: for every float32
+        ``x``, ``x <= threshold`` exactly when ``x`` is at most the float64 threshold.
+    missing_go_right : ndarray of shape (n_slots_total,), dtype bool
+        Where NaN goes (the complement of ``Tree.missing_go_to_left``).
+    value : ndarray of shape (n_slots_total,), dtype float64
+        Each leaf's first value (``Tree.value[:, 0, 0]``) at its leaf slots.
+    """
+
+    tree_offsets: np.ndarray
+    tree_depth: np.ndarray
+    feature: np.ndarray
+    threshold: np.ndarray
+    missing_go_right: np.ndarray
+    value: np.ndarray
+
+    raw_kernel = "predict_raw_complete"
+
+
+def float32_at_most(threshold):
+    """The largest float32 ``<=`` each float64 of ``threshold`` (-inf below the float32 range).
+
+    For a float32 ``x``, ``x <= float32_at_most(t)`` exactly when ``x <= t``: the
+    float32 numbers at most ``t`` are those at most the largest of them.
+    """
+    with np.errstate(over="ignore"):
+        rounded = threshold.astype(np.float32)
+    above = rounded.astype(np.float64) > threshold
+    rounded[above] = np.nextafter(rounded[above], np.float32(-np.inf))
+    return rounded
+
+
+def pack_complete_forest(trees, max_depth=COMPLETE_MAX_DEPTH):
+    """The trees as complete binary trees (``CompleteForest``), or None if one is deeper than ``max_depth``.
+
+    Prediction then needs no child indices: a row's path is ``depth`` steps of
+    ``slot = 2 slot + goes_right`` from slot 1 (see ``kernels.cpu.predict``).
+    """
+    depth = np.array([tree.max_depth for tree in trees], dtype=np.int64)
+    if depth.size == 0 or depth.max() > max_depth:
+        return None
+    node_counts = np.array([tree.node_count for tree in trees], dtype=np.int64)
+    sizes = np.int64(2) << depth
+    tree_offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    node_tree_offset = np.repeat(np.concatenate([[0], np.cumsum(node_counts)[:-1]]), node_counts)
+    children_left = np.concatenate([tree.children_left for tree in trees]).astype(np.int64)
+    children_right = np.concatenate([tree.children_right for tree in trees]).astype(np.int64)
+    node_depth = np.concatenate([tree.node_depth for tree in trees]).astype(np.int64)
+    internal = children_left != TREE_LEAF
+    # Heap position of every node within its tree, one depth level at a time (parents first).
+    position = np.ones(children_left.shape[0], dtype=np.int64)
+    for level in range(int(depth.max())):
+        parents = np.flatnonzero(internal & (node_depth == level))
+        position[node_tree_offset[parents] + children_left[parents]] = 2 * position[parents]
+        position[node_tree_offset[parents] + children_right[parents]] = 2 * position[parents] + 1
+    slot = np.repeat(tree_offsets, node_counts) + position
+    n_slots = int(sizes.sum())
+    feature = np.zeros(n_slots, dtype=np.int32)
+    threshold = np.zeros(n_slots, dtype=np.float32)
+    missing_go_right = np.zeros(n_slots, dtype=bool)
+    feature[slot[internal]] = np.concatenate([tree.feature for tree in trees])[internal]
+    threshold[slot[internal]] = float32_at_most(np.concatenate([tree.threshold for tree in trees])[internal])
+    missing_go_right[slot[internal]] = ~np.concatenate([tree.missing_go_to_left for tree in trees])[internal]
+    # A leaf at depth k fills the 2**(d - k) leaf slots below it, which start at position << (d - k).
+    leaves = np.flatnonzero(~internal)
+    shift = np.repeat(depth, node_counts)[leaves] - node_depth[leaves]
+    first = np.repeat(tree_offsets, node_counts)[leaves] + (position[leaves] << shift)
+    count = np.int64(1) << shift
+    starts = np.repeat(first - (np.cumsum(count) - count), count)
+    value = np.zeros(n_slots)
+    value[starts + np.arange(starts.shape[0])] = np.repeat(
+        np.concatenate([tree.value[:, 0, 0] for tree in trees])[leaves], count
+    )
+    return CompleteForest(tree_offsets, depth, feature, threshold, missing_go_right, value)

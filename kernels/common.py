@@ -154,10 +154,15 @@ def proxy_cost(criterion, parent, left, side, weight, n_stat_slots, inv_scales, 
         if sum_wy <= 0.0:
             return math.inf
         return -sum_wy * math.log(sum_wy / weight)
-    # NEWTON: -T(G)^2 / (H + l2) (Chen & Guestrin 2016, eq. 6, without the 1/2; T: threshold_l1)
+    return newton_cost(slot_value(parent, left, side, 0, inv_scales), weight, regularization)
+
+
+@njit(cache=True, inline="always")
+def newton_cost(sum_gradients, sum_hessians, regularization):
+    """``proxy_cost`` of ``newton``: -T(G)^2 / (H + l2) (Chen & Guestrin 2016, eq. 6, without the 1/2; T: threshold_l1)."""
     l2, l1 = regularization
-    shrunk = threshold_l1(slot_value(parent, left, side, 0, inv_scales), l1)
-    return -shrunk * shrunk / (weight + l2)
+    shrunk = threshold_l1(sum_gradients, l1)
+    return -shrunk * shrunk / (sum_hessians + l2)
 
 
 @njit(cache=True)
@@ -372,6 +377,21 @@ def route_to_leaf(X, row, offset, threshold, node_info):
     return node
 
 
+@njit(cache=True)
+def heap_child(slot, value, threshold, missing_go_right, nan_aware):
+    """Child slot (``2 slot`` left, ``2 slot + 1`` right) that ``value`` goes to from heap ``slot``.
+
+    ``slot`` is a uint64; right when ``value > threshold``, or when ``value``
+    is NaN and ``missing_go_right``. The NaN test is made only if
+    ``nan_aware``, a constant at every call site, so the compiled step has no
+    test where it is False (without NaN, ``value > threshold`` alone decides).
+    """
+    right = value > threshold
+    if nan_aware:
+        right |= (value != value) & missing_go_right
+    return slot + slot + np.uint64(right)
+
+
 # --- counter-based RNG --------------------------------------------------------
 # splitmix64's finaliser (Steele, Lea & Flood 2014) applied to a counter: a
 # stateless hash of (seed, purpose, a, b), so that any draw can be made in any
@@ -461,7 +481,8 @@ _LN2_HI = 6.93147180369123816490e-01
 _LN2_LO = 1.90821492927058770002e-10
 _EXP_OVERFLOW = 709.782712893383973096
 _EXP_UNDERFLOW = -745.13321910194110842
-_EXP_TAYLOR_TERMS = 13  # |r| <= ln(2) / 2: the first term left out is < 1e-17 relative
+# Taylor coefficients 1/n! of exp, n = 0..13: |r| <= ln(2) / 2, the first term left out is < 1e-17 relative.
+_EXP_TAYLOR = tuple(1.0 / math.factorial(n) for n in range(14))
 
 
 @njit(cache=True)
@@ -482,9 +503,10 @@ def portable_exp(x):
         return 0.0
     k = int(math.floor(x * INV_LOG2 + 0.5))
     r = (x - k * _LN2_HI) - k * _LN2_LO
-    polynomial = 1.0
-    for n in range(_EXP_TAYLOR_TERMS, 0, -1):
-        polynomial = 1.0 + polynomial * r / n
+    # Horner's rule: multiplications only (a division per term took twice as long).
+    polynomial = _EXP_TAYLOR[-1]
+    for n in range(len(_EXP_TAYLOR) - 2, -1, -1):
+        polynomial = polynomial * r + _EXP_TAYLOR[n]
     if k > 1023:  # 2**1024 overflows although exp(x) does not
         polynomial *= 2.0
         k -= 1
@@ -500,7 +522,7 @@ def portable_exp(x):
     return polynomial
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def row_gradients(loss, parameter, y, raw, weight, out_gradients, out_hessians):
     """Weighted gradient and hessian of one row, for each of its raw scores.
 

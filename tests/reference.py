@@ -422,6 +422,16 @@ def predict_leaves(X, tree_offsets, feature, threshold, missing_go_left, childre
     return out
 
 
+def predict_raw(X, tree_offsets, feature, threshold, missing_go_left, children_left, children_right, leaf_value,
+                baseline):
+    """``baseline`` (n_scores,) plus each tree's leaf value in column ``tree % n_scores``, trees in order."""
+    leaves = predict_leaves(X, tree_offsets, feature, threshold, missing_go_left, children_left, children_right)
+    out = np.tile(np.asarray(baseline, dtype=np.float64), (X.shape[0], 1))
+    for tree in range(len(tree_offsets)):
+        out[:, tree % out.shape[1]] += leaf_value[int(tree_offsets[tree]) + leaves[:, tree]]
+    return out
+
+
 def bootstrap_counts(seed, first_tree, n_trees, n_samples, n_draws):
     """Draw ``n_draws`` rows with replacement per tree, one hash per draw."""
     counts = np.zeros((n_trees, n_samples), dtype=np.int32)

@@ -355,3 +355,19 @@ def test_cuda_backend_boosts_the_same_model(Estimator, loss, target):
         np.testing.assert_array_equal(cpu_tree.feature, cuda_tree.feature)
         np.testing.assert_array_equal(cpu_tree.value, cuda_tree.value)
     np.testing.assert_array_equal(cpu.predict(X), cuda.predict(X))
+
+
+@pytest.mark.parametrize("layout", ["complete", "nodes"])
+def test_predicted_raw_scores_are_the_staged_sums_bit_for_bit(layout, monkeypatch):
+    """Both layouts of ``Backend.predict_raw`` (complete trees, node arrays for deeper trees) add the
+    trees in training's order: the last staged scores (training's sums) equal them exactly."""
+    if layout == "nodes":
+        monkeypatch.setattr("gpuforest.tree.pack_complete_forest", lambda trees: None)
+    X, y = make_classification(n_samples=700, n_features=6, n_informative=4, n_classes=3, random_state=0)
+    X[::7, 1] = np.nan
+    model = GradientBoostingClassifier(
+        n_estimators=5, grow_policy="depthwise", max_depth=5, early_stopping=False, device="cpu"
+    ).fit(X, y)
+    forest = model._packed_trees().raw_forest()
+    assert forest.raw_kernel == {"complete": "predict_raw_complete", "nodes": "predict_raw"}[layout]
+    np.testing.assert_array_equal(list(model.staged_decision_function(X))[-1], model.decision_function(X))

@@ -15,7 +15,7 @@ from scipy.special import xlogy
 from sklearn import tree as sk_tree
 
 import gpuforest
-from gpuforest.backend import CPUBackend, RowData
+from gpuforest.backend import CPUBackend
 from gpuforest.binning import BinMapper
 from gpuforest.grower import GrowthParams, TreeGrower
 from gpuforest.kernels import common
@@ -411,10 +411,8 @@ def test_grower_splits_on_newton_gain(l1):
     stats = newton_statistics(g, h, l2, l1)
     backend = CPUBackend()
     bin_mapper = BinMapper(256).fit(X)
-    rows = RowData(
-        X_binned=bin_mapper.transform(X, backend), sample_indices=np.arange(200, dtype=np.int32),
-        sample_counts=np.ones((1, 200), dtype=np.int32), row_slot=stats.row_slot, row_stats=stats.row_stats,
-    )
+    rows = backend.row_data(bin_mapper.transform(X, backend), np.arange(200, dtype=np.int32),
+                            np.ones((1, 200), dtype=np.int32), stats)
     params = GrowthParams(
         max_depth=1, min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
         min_impurity_decrease=0.0, max_leaf_nodes=None, max_features=3, seed=0,

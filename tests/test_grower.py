@@ -155,6 +155,26 @@ def test_feature_subsets_on_cuda_grow_the_row_path_tree(estimator, monkeypatch):
     assert tree.node_count > 5
 
 
+# --- where growth leaves the rows ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend_class", [CPUBackend, CUDABackend])
+@pytest.mark.parametrize("max_leaf_nodes", [None, 7])  # depth-wise, best-first
+def test_row_leaves_are_the_leaves_the_rows_are_routed_to(backend_class, max_leaf_nodes):
+    rng = np.random.default_rng(5)
+    X, y = make_classification(n_samples=300, n_features=4, n_informative=3, n_redundant=0, n_classes=3,
+                               random_state=5)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    X = X.astype(np.float32)
+    backend = backend_class()
+    grower, _, _ = make_grower(backend, X, y, n_trees=2, max_features=2, max_leaf_nodes=max_leaf_nodes)
+    for tree_idx, tree in enumerate(grower.grow()):
+        rows, leaves = (backend.to_host(array) for array in grower.row_leaves(tree_idx))
+        assert np.array_equal(np.sort(rows), np.arange(X.shape[0]))
+        assert np.unique(leaves).size > 3
+        np.testing.assert_array_equal(leaves, tree.apply(X[rows], backend))
+
+
 # --- random thresholds (extra trees) ----------------------------------------------------------
 
 

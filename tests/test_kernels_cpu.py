@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from gpuforest import statistics
-from gpuforest.tree import pack_node_info
+from gpuforest.tree import COMPLETE_MAX_DEPTH, Tree, float32_at_most, pack_complete_forest, pack_node_info
 from gpuforest.kernels import common
-from gpuforest.kernels.cpu import binning, histogram, leaf_values, partitioning, predict, sampling, splitting
+from gpuforest.kernels.cpu import binning, chunks, histogram, leaf_values, partitioning, predict, sampling, splitting
 
 try:
     from . import reference as ref
@@ -32,6 +32,14 @@ MAX_COUNT = 3  # largest number of times a row is drawn for a tree
 
 
 # --- problem generators ------------------------------------------------------------------
+
+
+@pytest.fixture(params=["one task per node", "several tasks per node"])
+def chunking(request, monkeypatch):
+    """The histogram kernel as it runs on these tiny nodes, and with every node cut into several tasks."""
+    if request.param == "several tasks per node":
+        monkeypatch.setattr(chunks, "MIN_CHUNK_ROWS", 1)
+    return request.param
 
 
 def make_statistics(rng, criterion, n_samples, l2_regularization=0.0, l1_regularization=0.0, n_trees=None):
@@ -257,15 +265,15 @@ def test_node_totals_match_reference(criterion, seed, n_trees):
 @pytest.mark.parametrize("n_trees", [None, 2])  # statistics shared by the trees, or per tree
 @pytest.mark.parametrize("criterion", ["entropy", "poisson", "newton"])
 @pytest.mark.parametrize("seed", range(3))
-def test_build_histograms_matches_reference(criterion, seed, n_trees):
+def test_build_histograms_matches_reference(criterion, seed, n_trees, chunking):
     rng = np.random.default_rng(100 + seed)
     rows = make_rows(rng)
     stats = make_statistics(rng, criterion, rows["X_binned"].shape[0], n_trees=n_trees)
     shape = (rows["node_start"].size, rows["X_binned"].shape[1], rows["max_bins"], stats.n_slots)
     hist = rng.integers(-100, 100, shape)  # must be overwritten
     histogram.build_histograms(
-        rows["X_binned"], rows["sample_indices"], rows["node_start"], rows["node_stop"], rows["node_tree"],
-        np.ones(shape[:2], dtype=bool), rows["sample_counts"], stats.row_slot, stats.row_stats, stats.stats_stride,
+        np.ascontiguousarray(rows["X_binned"]), rows["sample_indices"], rows["node_start"], rows["node_stop"],
+        rows["node_tree"], np.ones(shape[:2], dtype=bool), rows["sample_counts"], stats.row_slot, stats.row_stats, stats.stats_stride,
         hist,
     )
     expected = reference_histograms(rows, stats)
@@ -275,7 +283,7 @@ def test_build_histograms_matches_reference(criterion, seed, n_trees):
 
 
 @pytest.mark.parametrize("criterion", ["gini", "squared_error", "newton"])
-def test_build_histograms_fills_the_pairs_of_the_feature_mask(criterion):
+def test_build_histograms_fills_the_pairs_of_the_feature_mask(criterion, chunking):
     rng = np.random.default_rng(["gini", "squared_error", "newton"].index(criterion) + 150)
     rows = make_rows(rng, n_features=7)
     stats = make_statistics(rng, criterion, rows["X_binned"].shape[0])
@@ -284,8 +292,8 @@ def test_build_histograms_fills_the_pairs_of_the_feature_mask(criterion):
     before = rng.integers(-100, 100, shape)
     hist = before.copy()
     histogram.build_histograms(
-        rows["X_binned"], rows["sample_indices"], rows["node_start"], rows["node_stop"], rows["node_tree"], mask,
-        rows["sample_counts"], stats.row_slot, stats.row_stats, stats.stats_stride, hist,
+        np.ascontiguousarray(rows["X_binned"]), rows["sample_indices"], rows["node_start"], rows["node_stop"],
+        rows["node_tree"], mask, rows["sample_counts"], stats.row_slot, stats.row_stats, stats.stats_stride, hist,
     )
     np.testing.assert_array_equal(hist[mask], reference_histograms(rows, stats)[mask])
     # The other pairs are skipped, not filled.
@@ -759,11 +767,99 @@ def test_predict_raw_adds_leaf_values_in_tree_order(n_scores):
     baseline = rng.normal(size=n_scores)
     out = np.tile(baseline, (X.shape[0], 1))
     predict.predict_raw(X, tree_offsets, threshold, pack_node_info(feature, missing_left, left), leaf_value, out)
-    leaves = ref.predict_leaves(X, tree_offsets, feature, threshold, missing_left, left, right)
-    expected = np.tile(baseline, (X.shape[0], 1))
-    for tree_idx in range(len(trees)):  # one tree after another, as boosting adds them
-        expected[:, tree_idx % n_scores] += leaf_value[tree_offsets[tree_idx] + leaves[:, tree_idx]]
+    # One tree after another, as boosting adds them.
+    expected = ref.predict_raw(X, tree_offsets, feature, threshold, missing_left, left, right, leaf_value, baseline)
     np.testing.assert_array_equal(out, expected)
+
+
+def as_tree(arrays, leaf_value, n_features):
+    """A ``Tree`` of ``random_tree``'s arrays with ``leaf_value`` (node_count,) as its values."""
+    feature, threshold, missing_left, left, right = arrays
+    depth = np.zeros(feature.size, dtype=np.int64)
+    for node in np.flatnonzero(left != ref.LEAF):  # parents come before their children
+        depth[left[node]] = depth[right[node]] = depth[node] + 1
+    zeros = np.zeros(feature.size)
+    return Tree(
+        n_features, left, right, feature, threshold, np.zeros(feature.size, dtype=np.int32), missing_left,
+        leaf_value.reshape(-1, 1, 1), zeros, np.ones(feature.size, dtype=np.int64), zeros, depth,
+    )
+
+
+def float32_edge_thresholds(rng, X, threshold, feature, left):
+    """Half of the split nodes' thresholds moved halfway between a data value and the next float32 up.
+
+    Rounding such a threshold to the nearest float32 would send the next float32 (also put in
+    ``X``) the wrong way.
+    """
+    threshold = threshold.copy()
+    for node in np.flatnonzero(left != ref.LEAF):
+        if rng.random() < 0.5:
+            column = X[:, feature[node]]
+            value = rng.choice(column[~np.isnan(column)])
+            above = np.nextafter(value, np.float32(np.inf))
+            threshold[node] = (float(value) + float(above)) / 2
+            X[rng.integers(0, X.shape[0], 2), feature[node]] = [value, above]
+    return threshold
+
+
+def test_float32_at_most_keeps_every_comparison():
+    rng = np.random.default_rng(520)
+    x = rng.normal(size=2000).astype(np.float32)
+    thresholds = np.concatenate([
+        x.astype(np.float64), x + 1e-9, x - 1e-9, (x.astype(np.float64) + np.nextafter(x, np.float32(np.inf))) / 2,
+        [np.inf, -np.inf, 1e39, -1e39, 3.4028235677973366e38, 0.0, -0.0, 1e-46, -1e-46],
+    ])
+    rounded = float32_at_most(thresholds)
+    assert rounded.dtype == np.float32
+    values = np.concatenate([x, np.float32([np.inf, -np.inf, 0.0, 3.4028235e38, -3.4028235e38, 1e-45, -1e-45])])
+    np.testing.assert_array_equal(values[:, None] <= rounded[None, :], values[:, None] <= thresholds[None, :])
+
+
+@pytest.mark.parametrize("n_scores", [1, 3])
+def test_predict_raw_complete_matches_the_node_reference(n_scores):
+    """``pack_complete_forest`` + ``predict_raw_complete`` against the naive walk of the node arrays.
+
+    Three blocks of rows and a tail of 3 (not a multiple of ``LANES``), NaN only in the first
+    block (both paths of the kernel), a single-leaf tree, leaves at many depths (padding),
+    thresholds between two float32 values.
+    """
+    rng = np.random.default_rng(530)
+    n_samples = 2 * predict.COMPLETE_ROWS_PER_BLOCK + 3
+    X = rng.normal(size=(n_samples, 5)).astype(np.float32)
+    X[:, 2] = rng.integers(0, 4, n_samples)
+    nan_rows = np.arange(predict.COMPLETE_ROWS_PER_BLOCK)
+    X[nan_rows[:, None], np.arange(5)] = np.where(rng.random((nan_rows.size, 5)) < 0.2, np.nan, X[nan_rows])
+    arrays = [random_tree(rng, X, max_depth) for max_depth in (0, 1, 4, 7, 3, 6)]
+    arrays = [
+        (feature, float32_edge_thresholds(rng, X, threshold, feature, left), missing_left, left, right)
+        for feature, threshold, missing_left, left, right in arrays
+    ]
+    values = [rng.normal(size=a[0].size) for a in arrays]
+    trees = [as_tree(a, v, X.shape[1]) for a, v in zip(arrays, values)]
+    forest = pack_complete_forest(trees)
+    assert forest.tree_depth.tolist() == [tree.max_depth for tree in trees]
+    assert np.any(np.diff(np.concatenate([t.node_depth[t.children_left == ref.LEAF] for t in trees[2:4]])))
+    baseline = rng.normal(size=n_scores)
+    out = np.tile(baseline, (n_samples, 1))
+    predict.predict_raw_complete(X, *forest, out)
+    tree_offsets = np.cumsum([0] + [a[0].size for a in arrays[:-1]]).astype(np.int64)
+    feature, threshold, missing_left, left, right = (np.concatenate(column) for column in zip(*arrays))
+    expected = ref.predict_raw(
+        X, tree_offsets, feature, threshold, missing_left, left, right, np.concatenate(values), baseline
+    )
+    np.testing.assert_array_equal(out, expected)
+    first_block = predict.COMPLETE_ROWS_PER_BLOCK
+    assert np.isnan(X[:first_block]).any() and not np.isnan(X[first_block:]).any()  # both paths taken
+
+
+def test_pack_complete_forest_leaves_deep_trees_to_the_node_arrays():
+    rng = np.random.default_rng(540)
+    X = rng.normal(size=(50, 3)).astype(np.float32)
+    arrays = [random_tree(rng, X, depth) for depth in (2, COMPLETE_MAX_DEPTH + 1)]
+    trees = [as_tree(a, rng.normal(size=a[0].size), 3) for a in arrays]
+    assert trees[1].max_depth == COMPLETE_MAX_DEPTH + 1
+    assert pack_complete_forest(trees[:1]) is not None
+    assert pack_complete_forest(trees) is None
 
 
 @pytest.mark.parametrize("max_bins", [4, 8])

@@ -27,14 +27,14 @@ from gpuforest.kernels.cuda import leaf_values as cuda_leaf_values
 from gpuforest.kernels.cuda import partitioning as cuda_partitioning
 from gpuforest.kernels.cuda import predict as cuda_predict
 from gpuforest.kernels.cuda import sampling as cuda_sampling
-from gpuforest.tree import pack_node_info
+from gpuforest.tree import pack_complete_forest, pack_node_info
 
 try:
     from . import reference as ref
-    from .test_kernels_cpu import CRITERIA, CRITERION_ID, N_CLASSES, make_rows, make_statistics, random_tree
+    from .test_kernels_cpu import CRITERIA, CRITERION_ID, N_CLASSES, as_tree, make_rows, make_statistics, random_tree
 except ImportError:
     import reference as ref
-    from test_kernels_cpu import CRITERIA, CRITERION_ID, N_CLASSES, make_rows, make_statistics, random_tree
+    from test_kernels_cpu import CRITERIA, CRITERION_ID, N_CLASSES, as_tree, make_rows, make_statistics, random_tree
 
 SIMULATOR = bool(config.ENABLE_CUDASIM)
 
@@ -358,3 +358,18 @@ def test_predict_leaves(grid, seed):
     raw_args = (X, tree_offsets, threshold, args[3], rng.normal(size=threshold.size), raw)
     cpu_args, cuda_args = run_both(predict.predict_raw, cuda_predict.predict_raw, raw_args)
     assert_all_equal(cpu_args, cuda_args)
+
+
+def test_predict_raw_complete():
+    """Complete binary trees: NaN rows, a single leaf, leaves at several depths, two scores."""
+    rng = np.random.default_rng(550)
+    n_samples = 21
+    X = rng.normal(size=(n_samples, 3)).astype(np.float32)
+    X[rng.random(X.shape) < 0.2] = np.nan
+    arrays = [random_tree(rng, X, max_depth) for max_depth in (0, 1, 4)]
+    trees = [as_tree(a, rng.normal(size=a[0].size), X.shape[1]) for a in arrays]
+    forest = pack_complete_forest(trees)
+    args = (X, *forest, np.tile([0.5, -1.0], (n_samples, 1)))
+    cpu_args, cuda_args = run_both(predict.predict_raw_complete, cuda_predict.predict_raw_complete, args)
+    assert_all_equal(cpu_args, cuda_args)
+    assert np.unique(cuda_args[-1][:, 0]).size > 2  # not vacuous

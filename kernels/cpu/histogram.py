@@ -5,28 +5,31 @@ Row ``i`` of tree ``t`` adds ``sample_counts[t, i] * row_stats[j, s]`` to slot
 stats_stride + i`` (``stats_stride``: 0 when the trees share the row
 statistics, ``n_samples`` when each has its own). Sums are int64, so they do
 not depend on the order of the additions.
+
+Row-wise (XGBoost's ``hist``, LightGBM's multi-value bins): a task adds a
+chunk of one node's rows to all the node's features, reading each row's bins
+(one cache line of the C-ordered ``X_binned``) and statistics once. A node's
+first chunk fills its histogram, the others partial ones that are added to it
+afterwards; the chunks (``chunks.node_chunks``) keep every core busy on the
+few large nodes near the root.
 """
 
 import numpy as np
 from numba import njit, prange
 
 from ..common import accumulate_row
+from .chunks import chunk_range, node_chunks, rows_per_chunk
 
 
-@njit(parallel=True, cache=True)
 def build_histograms(
     X_binned, sample_indices, node_start, node_stop, node_tree, feature_mask, sample_counts, row_slot, row_stats,
     stats_stride, hist,
 ):
-    """Fill ``hist`` for every (node, feature) pair of ``feature_mask``, in parallel over the pairs.
-
-    The nodes' row statistics (times the draw counts) are first gathered in
-    the nodes' row order, so each feature's pass reads them sequentially
-    instead of once per feature at random (LightGBM's "ordered gradients").
+    """Fill ``hist`` for every (node, feature) pair of ``feature_mask``, in parallel over chunks of rows.
 
     Parameters
     ----------
-    X_binned : ndarray of shape (n_samples, n_features), dtype uint8, Fortran order
+    X_binned : ndarray of shape (n_samples, n_features), dtype uint8, C order
     sample_indices : ndarray of shape (n_entries,), dtype int32
         Rows of every tree, each node owning ``[node_start, node_stop)``.
     node_start, node_stop, node_tree : ndarray of shape (n_nodes,), dtype int64
@@ -45,64 +48,82 @@ def build_histograms(
     hist : ndarray of shape (n_nodes, n_features, n_bins, n_slots), dtype int64
         Output; overwritten where ``feature_mask`` is True, unspecified elsewhere.
     """
+    _build_histograms(
+        X_binned, sample_indices, node_start, node_stop, node_tree, feature_mask, sample_counts, row_slot, row_stats,
+        stats_stride, rows_per_chunk(node_start, node_stop), hist,
+    )
+
+
+@njit(parallel=True, cache=True)
+def _build_histograms(
+    X_binned, sample_indices, node_start, node_stop, node_tree, feature_mask, sample_counts, row_slot, row_stats,
+    stats_stride, chunk_rows, hist,
+):
+    """``build_histograms`` with tasks of at most ``chunk_rows`` rows."""
     n_nodes, n_features = hist.shape[0], hist.shape[1]
-    n_row_stats = row_stats.shape[1]
-    gathered_start = np.zeros(n_nodes + 1, dtype=np.int64)
-    for node in range(n_nodes):
-        gathered_start[node + 1] = gathered_start[node] + node_stop[node] - node_start[node]
-    gathered_stats = np.empty((gathered_start[n_nodes], n_row_stats), dtype=np.int64)
-    gathered_slot = np.empty(gathered_start[n_nodes], dtype=np.int32)
-    for node in prange(n_nodes):
-        counts = sample_counts[node_tree[node]]
-        stats_base = node_tree[node] * stats_stride
-        offset = gathered_start[node] - node_start[node]
-        for position in range(node_start[node], node_stop[node]):
-            row = sample_indices[position]
-            gathered_slot[offset + position] = row_slot[stats_base + row]
-            for stat_idx in range(n_row_stats):
-                gathered_stats[offset + position, stat_idx] = counts[row] * row_stats[stats_base + row, stat_idx]
+    first_chunk, chunk_node = node_chunks(node_start, node_stop, chunk_rows)
+    n_chunks = chunk_node.shape[0]
+    # A node's first chunk fills hist[node], any other chunk c partial[extra_chunk[c]].
+    extra_chunk = np.arange(n_chunks) - chunk_node - 1
+    partial = np.empty((n_chunks - n_nodes,) + hist.shape[1:], dtype=np.int64)
+    for chunk in prange(n_chunks):
+        node = chunk_node[chunk]
+        features = np.flatnonzero(feature_mask[node])
+        target = hist[node] if chunk == first_chunk[node] else partial[extra_chunk[chunk]]
+        for feature_idx in features:
+            target[feature_idx] = 0
+        start, stop = chunk_range(chunk, node, first_chunk, node_start, node_stop, chunk_rows)
+        _add_rows(
+            target, features, X_binned, sample_indices, start, stop, sample_counts[node_tree[node]],
+            node_tree[node] * stats_stride, row_slot, row_stats,
+        )
     for task in prange(n_nodes * n_features):
         node = task // n_features
         feature_idx = task % n_features
-        if not feature_mask[node, feature_idx]:
-            continue
-        node_hist = hist[node, feature_idx]
-        node_hist[:] = 0
-        _add_rows(
-            node_hist, X_binned[:, feature_idx], sample_indices, node_start[node], node_stop[node],
-            gathered_start[node] - node_start[node], gathered_slot, gathered_stats,
-        )
+        if feature_mask[node, feature_idx]:
+            for chunk in range(first_chunk[node] + 1, first_chunk[node + 1]):
+                hist[node, feature_idx] += partial[extra_chunk[chunk], feature_idx]
 
 
 @njit(cache=True)
-def _add_rows(node_hist, bins, sample_indices, start, stop, offset, gathered_slot, gathered_stats):
-    """Add the rows at positions ``[start, stop)`` to one feature's histogram (n_bins, n_slots).
+def _add_rows(node_hist, features, X_binned, sample_indices, start, stop, counts, stats_base, row_slot, row_stats):
+    """Add the rows at positions ``[start, stop)`` to ``node_hist`` (n_features, n_bins, n_slots) for ``features``.
 
     One statistic (class weights) and two (gradient, hessian) have loops of
     their own: a loop over a fixed number of statistics runs 2.5x faster
     than one whose length numba only knows at run time.
     """
-    count_slot = node_hist.shape[1] - 1
-    n_row_stats = gathered_stats.shape[1]
+    count_slot = node_hist.shape[2] - 1
+    n_row_stats = row_stats.shape[1]
     if n_row_stats == 1:
         for position in range(start, stop):
-            bin_idx = bins[sample_indices[position]]
-            node_hist[bin_idx, gathered_slot[offset + position]] += gathered_stats[offset + position, 0]
-            node_hist[bin_idx, count_slot] += 1
+            row = sample_indices[position]
+            first_slot = row_slot[stats_base + row]
+            weight = counts[row] * row_stats[stats_base + row, 0]
+            for feature_idx in features:
+                bin_idx = X_binned[row, feature_idx]
+                node_hist[feature_idx, bin_idx, first_slot] += weight
+                node_hist[feature_idx, bin_idx, count_slot] += 1
     elif n_row_stats == 2:
         for position in range(start, stop):
-            bin_idx = bins[sample_indices[position]]
-            first_slot = gathered_slot[offset + position]
-            node_hist[bin_idx, first_slot] += gathered_stats[offset + position, 0]
-            node_hist[bin_idx, first_slot + 1] += gathered_stats[offset + position, 1]
-            node_hist[bin_idx, count_slot] += 1
+            row = sample_indices[position]
+            first_slot = row_slot[stats_base + row]
+            gradient = counts[row] * row_stats[stats_base + row, 0]
+            hessian = counts[row] * row_stats[stats_base + row, 1]
+            for feature_idx in features:
+                bin_idx = X_binned[row, feature_idx]
+                node_hist[feature_idx, bin_idx, first_slot] += gradient
+                node_hist[feature_idx, bin_idx, first_slot + 1] += hessian
+                node_hist[feature_idx, bin_idx, count_slot] += 1
     else:
         for position in range(start, stop):
-            bin_idx = bins[sample_indices[position]]
-            first_slot = gathered_slot[offset + position]
-            for stat_idx in range(n_row_stats):
-                node_hist[bin_idx, first_slot + stat_idx] += gathered_stats[offset + position, stat_idx]
-            node_hist[bin_idx, count_slot] += 1
+            row = sample_indices[position]
+            first_slot = row_slot[stats_base + row]
+            for feature_idx in features:
+                bin_idx = X_binned[row, feature_idx]
+                for stat_idx in range(n_row_stats):
+                    node_hist[feature_idx, bin_idx, first_slot + stat_idx] += counts[row] * row_stats[stats_base + row, stat_idx]
+                node_hist[feature_idx, bin_idx, count_slot] += 1
 
 
 @njit(parallel=True, cache=True)

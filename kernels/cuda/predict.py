@@ -6,11 +6,16 @@ tree: they read the same root and upper nodes (cache hits, broadcast loads)
 and diverge less. The packed ``node_info = left_child << 32 | feature << 1 |
 missing_go_left`` is read as on the CPU: a leaf has a negative ``node_info``,
 the right child of a split node is ``left_child + 1``.
+
+``predict_raw_complete`` walks complete binary trees (``tree.CompleteForest``)
+with the CPU kernel's step, ``common.heap_child``, one thread per row: every thread
+of a warp takes the same number of steps in a tree.
 """
 
+import numpy as np
 from numba import cuda, types
 
-from ..common import route_to_leaf
+from ..common import heap_child, route_to_leaf
 
 from . import jit_kernel
 from .launch import BLOCK_SIZE, elementwise_config
@@ -65,6 +70,34 @@ def predict_raw(X, tree_offsets, threshold, node_info, leaf_value, out):
     _predict_raw[blocks, threads](X, tree_offsets, threshold, node_info, leaf_value, out)
 
 
+def _predict_raw_complete_kernel(X, tree_offsets, tree_depth, feature, threshold, missing_go_right, value, out):
+    n_scores = out.shape[1]
+    for row in range(cuda.grid(1), X.shape[0], cuda.gridsize(1)):
+        for tree_idx in range(tree_offsets.shape[0]):
+            offset = np.uint64(tree_offsets[tree_idx])  # uint64 + uint64: int64 + uint64 is a float
+            slot = np.uint64(1)
+            for _ in range(tree_depth[tree_idx]):
+                at = offset + slot
+                slot = heap_child(slot, X[row, feature[at]], threshold[at], missing_go_right[at], True)
+            out[row, tree_idx % n_scores] += value[offset + slot]
+
+
+_predict_raw_complete = jit_kernel(_predict_raw_complete_kernel)
+
+
+def predict_raw_complete(X, tree_offsets, tree_depth, feature, threshold, missing_go_right, value, out):
+    """``predict_raw`` over complete binary trees (see ``kernels.cpu.predict``).
+
+    Launch: one thread per row, blocks of up to 256 threads (grid-stride).
+    """
+    if X.shape[0] == 0:
+        return
+    blocks, threads = elementwise_config(X.shape[0])
+    _predict_raw_complete[blocks, threads](
+        X, tree_offsets, tree_depth, feature, threshold, missing_go_right, value, out
+    )
+
+
 def ptx_specializations():
     """``(name, python_function, argument_types, block_size)`` of every kernel launched here."""
     return [
@@ -88,6 +121,21 @@ def ptx_specializations():
                 types.Array(types.int64, 1, "C"),
                 types.Array(types.float64, 1, "C"),
                 types.Array(types.int64, 1, "C"),
+                types.Array(types.float64, 1, "C"),
+                types.Array(types.float64, 2, "C"),
+            ),
+            BLOCK_SIZE,
+        ),
+        (
+            "predict_raw_complete",
+            _predict_raw_complete_kernel,
+            (
+                types.Array(types.float32, 2, "C"),
+                types.Array(types.int64, 1, "C"),
+                types.Array(types.int64, 1, "C"),
+                types.Array(types.int32, 1, "C"),
+                types.Array(types.float32, 1, "C"),
+                types.Array(types.bool_, 1, "C"),
                 types.Array(types.float64, 1, "C"),
                 types.Array(types.float64, 2, "C"),
             ),

@@ -1,0 +1,47 @@
+"""Tasks of at most ``chunk_rows`` rows of one node: how the histogram kernel shares nodes among threads.
+
+A few large nodes (near the root) would keep all but a few threads idle if a
+node were one task; cutting every node's rows into chunks gives about four
+tasks per thread whatever the level.
+"""
+
+import numpy as np
+from numba import get_num_threads, njit
+
+# At least this many rows per task: a task's fixed cost (a partial histogram
+# to zero and add) stays small next to its rows.
+MIN_CHUNK_ROWS = 16384
+
+
+def rows_per_chunk(node_start, node_stop):
+    """Rows per task for these nodes: about 4 tasks per thread, at least ``MIN_CHUNK_ROWS``.
+
+    On the host: numba's thread count is not a constant a cached kernel may hold.
+    """
+    n_rows = int((node_stop - node_start).sum())
+    return max(MIN_CHUNK_ROWS, -(-n_rows // (4 * get_num_threads())))
+
+
+@njit(cache=True)
+def node_chunks(node_start, node_stop, chunk_rows):
+    """``(first_chunk, chunk_node)``: node ``k``'s rows are chunks ``first_chunk[k] .. first_chunk[k + 1] - 1``.
+
+    Each chunk holds ``chunk_rows`` consecutive positions of its node but the
+    last (``chunk_range``); an empty node has one empty chunk.
+    """
+    n_nodes = node_start.shape[0]
+    first_chunk = np.empty(n_nodes + 1, dtype=np.int64)
+    first_chunk[0] = 0
+    for node in range(n_nodes):
+        first_chunk[node + 1] = first_chunk[node] + max(1, -(-(node_stop[node] - node_start[node]) // chunk_rows))
+    chunk_node = np.empty(first_chunk[n_nodes], dtype=np.int64)
+    for node in range(n_nodes):
+        chunk_node[first_chunk[node]:first_chunk[node + 1]] = node
+    return first_chunk, chunk_node
+
+
+@njit(cache=True, inline="always")
+def chunk_range(chunk, node, first_chunk, node_start, node_stop, chunk_rows):
+    """Positions ``(start, stop)`` of ``chunk`` of ``node`` (see ``node_chunks``)."""
+    start = node_start[node] + (chunk - first_chunk[node]) * chunk_rows
+    return start, min(start + chunk_rows, node_stop[node])
