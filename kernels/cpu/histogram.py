@@ -19,6 +19,7 @@ from numba import njit, prange
 
 from ..common import accumulate_row
 from .chunks import chunk_range, node_chunks, rows_per_chunk
+from .prefetch import prefetch_row
 
 
 def build_histograms(
@@ -85,6 +86,12 @@ def _build_histograms(
                 hist[node, feature_idx] += partial[extra_chunk[chunk], feature_idx]
 
 
+# Positions ahead whose row is prefetched in a sparse chunk (one whose rows are spread over more
+# than SPARSE_SPREAD times as many rows: the hardware prefetcher does not follow them).
+PREFETCH_DISTANCE = 16
+SPARSE_SPREAD = 4
+
+
 @njit(cache=True)
 def _add_rows(node_hist, features, X_binned, sample_indices, start, stop, counts, stats_base, row_slot, row_stats):
     """Add the rows at positions ``[start, stop)`` to ``node_hist`` (n_features, n_bins, n_slots) for ``features``.
@@ -95,8 +102,12 @@ def _add_rows(node_hist, features, X_binned, sample_indices, start, stop, counts
     """
     count_slot = node_hist.shape[2] - 1
     n_row_stats = row_stats.shape[1]
+    # sample_indices of a node are increasing (the partition is stable).
+    sparse = stop > start and sample_indices[stop - 1] - sample_indices[start] > SPARSE_SPREAD * (stop - start)
     if n_row_stats == 1:
         for position in range(start, stop):
+            if sparse:
+                _prefetch_ahead(X_binned, sample_indices, position, stop, stats_base, row_stats)
             row = sample_indices[position]
             first_slot = row_slot[stats_base + row]
             weight = counts[row] * row_stats[stats_base + row, 0]
@@ -106,6 +117,8 @@ def _add_rows(node_hist, features, X_binned, sample_indices, start, stop, counts
                 node_hist[feature_idx, bin_idx, count_slot] += 1
     elif n_row_stats == 2:
         for position in range(start, stop):
+            if sparse:
+                _prefetch_ahead(X_binned, sample_indices, position, stop, stats_base, row_stats)
             row = sample_indices[position]
             first_slot = row_slot[stats_base + row]
             gradient = counts[row] * row_stats[stats_base + row, 0]
@@ -124,6 +137,15 @@ def _add_rows(node_hist, features, X_binned, sample_indices, start, stop, counts
                 for stat_idx in range(n_row_stats):
                     node_hist[feature_idx, bin_idx, first_slot + stat_idx] += counts[row] * row_stats[stats_base + row, stat_idx]
                 node_hist[feature_idx, bin_idx, count_slot] += 1
+
+
+@njit(cache=True, inline="always")
+def _prefetch_ahead(X_binned, sample_indices, position, stop, stats_base, row_stats):
+    """Prefetch the bins and statistics of the row ``PREFETCH_DISTANCE`` positions ahead, if any."""
+    if position + PREFETCH_DISTANCE < stop:
+        ahead = sample_indices[position + PREFETCH_DISTANCE]
+        prefetch_row(X_binned, ahead)
+        prefetch_row(row_stats, stats_base + ahead)
 
 
 @njit(parallel=True, cache=True)
