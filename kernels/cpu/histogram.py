@@ -94,14 +94,25 @@ SPARSE_SPREAD = 4
 
 @njit(cache=True)
 def _add_rows(node_hist, features, X_binned, sample_indices, start, stop, counts, stats_base, row_slot, row_stats):
-    """Add the rows at positions ``[start, stop)`` to ``node_hist`` (n_features, n_bins, n_slots) for ``features``.
+    """Add the rows at positions ``[start, stop)`` to ``node_hist`` (n_features, n_bins, n_slots) for ``features``."""
+    if features.shape[0] == X_binned.shape[1]:
+        _add_rows_of(node_hist, None, X_binned, sample_indices, start, stop, counts, stats_base, row_slot, row_stats)
+    else:
+        _add_rows_of(node_hist, features, X_binned, sample_indices, start, stop, counts, stats_base, row_slot, row_stats)
+
+
+@njit(cache=True)
+def _add_rows_of(node_hist, features, X_binned, sample_indices, start, stop, counts, stats_base, row_slot, row_stats):
+    """``_add_rows`` for ``features``, or every feature when None (a counted loop: 1.5x faster).
 
     One statistic (class weights) and two (gradient, hessian) have loops of
     their own: a loop over a fixed number of statistics runs 2.5x faster
     than one whose length numba only knows at run time.
     """
-    count_slot = node_hist.shape[2] - 1
+    n_slots = node_hist.shape[2]
+    count_slot = n_slots - 1
     n_row_stats = row_stats.shape[1]
+    n_loop = X_binned.shape[1] if features is None else features.shape[0]
     # sample_indices of a node are increasing (the partition is stable).
     sparse = stop > start and sample_indices[stop - 1] - sample_indices[start] > SPARSE_SPREAD * (stop - start)
     if n_row_stats == 1:
@@ -111,28 +122,31 @@ def _add_rows(node_hist, features, X_binned, sample_indices, start, stop, counts
             row = sample_indices[position]
             first_slot = row_slot[stats_base + row]
             weight = counts[row] * row_stats[stats_base + row, 0]
-            for feature_idx in features:
+            for k in range(n_loop):
+                feature_idx = k if features is None else features[k]
                 bin_idx = X_binned[row, feature_idx]
                 node_hist[feature_idx, bin_idx, first_slot] += weight
                 node_hist[feature_idx, bin_idx, count_slot] += 1
-    elif n_row_stats == 2:
+    elif n_row_stats == 2 and n_slots == 3:
+        # (gradient, hessian, count): the slots are constants (row_slot can only be 0).
         for position in range(start, stop):
             if sparse:
                 _prefetch_ahead(X_binned, sample_indices, position, stop, stats_base, row_stats)
             row = sample_indices[position]
-            first_slot = row_slot[stats_base + row]
             gradient = counts[row] * row_stats[stats_base + row, 0]
             hessian = counts[row] * row_stats[stats_base + row, 1]
-            for feature_idx in features:
+            for k in range(n_loop):
+                feature_idx = k if features is None else features[k]
                 bin_idx = X_binned[row, feature_idx]
-                node_hist[feature_idx, bin_idx, first_slot] += gradient
-                node_hist[feature_idx, bin_idx, first_slot + 1] += hessian
-                node_hist[feature_idx, bin_idx, count_slot] += 1
+                node_hist[feature_idx, bin_idx, 0] += gradient
+                node_hist[feature_idx, bin_idx, 1] += hessian
+                node_hist[feature_idx, bin_idx, 2] += 1
     else:
         for position in range(start, stop):
             row = sample_indices[position]
             first_slot = row_slot[stats_base + row]
-            for feature_idx in features:
+            for k in range(n_loop):
+                feature_idx = k if features is None else features[k]
                 bin_idx = X_binned[row, feature_idx]
                 for stat_idx in range(n_row_stats):
                     node_hist[feature_idx, bin_idx, first_slot + stat_idx] += counts[row] * row_stats[stats_base + row, stat_idx]
