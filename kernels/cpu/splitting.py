@@ -8,17 +8,16 @@ to the lowest feature, then the lowest bin). A candidate needs a non-empty
 non-missing left part and both children with at least ``min_samples_leaf``
 rows and ``min_weight_leaf`` weight (hessian for ``newton``).
 
-The row path is for nodes with fewer rows than histogram bins: it sorts the
-node's bins per feature and visits only the occupied ones, so its cost
-follows the rows, not ``n_bins``.
+The row path is for nodes with few rows: it builds one feature's histogram
+at a time in a small buffer and clears it by the same rows, so no
+node-sized histogram is written.
 
 Random thresholds (extra trees; Geurts, Ernst & Wehenkel 2006; scikit-learn's
 ``splitter="random"``), when ``threshold_draws`` has a row per node: for each
 (node, feature) evaluated, let ``lo`` and ``hi`` be the lowest and highest
-occupied non-missing bins of the node in the feature (histogram path: bins
-below ``n_bins_non_missing[feature]`` with a nonzero row count; row path: the
-non-missing bins of the node's rows). If ``hi == lo`` the feature gives no
-split. Else ``b = lo + min(int(u * (hi - lo)), hi - lo - 1)``
+occupied non-missing bins of the node in the feature (bins below
+``n_bins_non_missing[feature]`` with a nonzero row count). If ``hi == lo``
+the feature gives no split. Else ``b = lo + min(int(u * (hi - lo)), hi - lo - 1)``
 (``common.random_threshold_bin``) with ``u = threshold_draws[node, feature]``,
 and the feature's only candidate is the highest occupied bin ``c <= b`` (the
 rows with bin ``<= b`` go left), judged by ``common.scan_threshold`` as above
@@ -34,7 +33,7 @@ from numba import njit, prange
 
 from ..common import (
     NEWTON, NO_SPLIT, accumulate_row, finish_split_from_histogram, newton_cost, parent_cost, pick_best_feature,
-    random_threshold_bin, resolve_missing_left, scan_threshold,
+    random_threshold_bin, scan_threshold,
 )
 
 
@@ -54,21 +53,6 @@ def _random_candidate_in_histogram(feature_hist, n_bins_non_missing, draw):
     while feature_hist[candidate, count_slot] == 0:
         candidate -= 1
     return candidate
-
-
-@njit(cache=True)
-def _random_candidate_in_sorted_keys(keys, n_present, draw):
-    """The random-threshold candidate bin of a node's sorted ``bin << 32 | position`` keys, or ``NO_SPLIT``.
-
-    ``keys[:n_present]`` are the non-missing rows.
-    """
-    if n_present == 0 or keys[0] >> 32 == keys[n_present - 1] >> 32:
-        return NO_SPLIT
-    drawn = random_threshold_bin(keys[0] >> 32, keys[n_present - 1] >> 32, draw)
-    last = n_present - 1
-    while keys[last] >> 32 > drawn:
-        last -= 1
-    return keys[last] >> 32
 
 
 @njit(cache=True)
@@ -250,15 +234,18 @@ def find_best_splits_from_rows(
     min_samples_leaf, min_weight_leaf, out_gain, out_feature, out_bin, out_missing_left, out_left_totals,
     out_next_bin,
 ):
-    """Best split of every node by sorting its rows' bins per feature.
+    """Best split of every node from one-feature histograms of its rows, built in turn in a small buffer.
 
     Same arguments and outputs as ``find_best_splits_from_histograms``, with the
     rows (as in ``histogram.build_histograms``) in place of the histograms.
+    A node's buffer (n_bins, n_slots) holds one feature at a time: its rows
+    are added, the histogram scanned by ``_best_threshold`` and the same
+    rows' bins cleared, so no node-sized histogram is written; scans stop
+    at the node's highest non-missing bin of the feature.
     """
     n_nodes = node_start.shape[0]
     n_features = X_binned.shape[1]
     n_slots = totals.shape[1]
-    n_stat_slots = n_slots - 1
     gains = np.empty((n_nodes, n_features))
     bins = np.empty((n_nodes, n_features), dtype=np.int32)
     missing_left = np.empty((n_nodes, n_features), dtype=np.bool_)
@@ -267,52 +254,20 @@ def find_best_splits_from_rows(
         start, stop = node_start[node], node_stop[node]
         counts = sample_counts[node_tree[node]]
         stats_base = node_tree[node] * stats_stride
-        rows = sample_indices[start:stop]
-        n_rows = rows.shape[0]
-        # The node's statistics, gathered once so the per-feature scans read them locally.
-        local_slot = np.empty(n_rows, dtype=np.int32)
-        local_stats = np.empty((n_rows, row_stats.shape[1]), dtype=np.int64)
-        for k in range(n_rows):
-            local_slot[k] = row_slot[stats_base + rows[k]]
-            for stat_idx in range(row_stats.shape[1]):
-                local_stats[k, stat_idx] = counts[rows[k]] * row_stats[stats_base + rows[k], stat_idx]
-        # (bin << 32 | position) sorts the node's rows by bin without an argsort.
-        keys = np.empty(n_rows, dtype=np.int64)
-        left = np.empty(n_slots, dtype=np.int64)
-        missing = np.empty(n_slots, dtype=np.int64)
-        left_with_missing = np.empty(n_slots, dtype=np.int64)
-        cost = parent_cost(criterion, totals[node], n_stat_slots, inv_scales, regularization)
+        feature_hist = np.zeros((missing_bin + 1, n_slots), dtype=np.int64)
         for feature_idx in range(n_features):
             best_gain, best_bin, best_missing_left = -math.inf, NO_SPLIT, False
             if feature_mask[node, feature_idx]:
-                for k in range(n_rows):
-                    keys[k] = (np.int64(X_binned[rows[k], feature_idx]) << 32) | k
-                keys.sort()
-                missing[:] = 0
-                n_present = n_rows
-                while n_present > 0 and (keys[n_present - 1] >> 32) == missing_bin:
-                    n_present -= 1
-                    accumulate_row(missing, keys[n_present] & 0xFFFFFFFF, 1, local_slot, local_stats)
-                has_missing = n_present < n_rows
-                # Thresholds first_bin..last_bin: every bin, or the one random candidate.
-                first_bin, last_bin = 0, missing_bin
-                if random_thresholds:
-                    first_bin = last_bin = _random_candidate_in_sorted_keys(
-                        keys, n_present, threshold_draws[node, feature_idx]
-                    )
-                left[:] = 0
-                for k in range(n_present):
-                    bin_idx = keys[k] >> 32
-                    if bin_idx > last_bin:
-                        break
-                    accumulate_row(left, keys[k] & 0xFFFFFFFF, 1, local_slot, local_stats)
-                    # Threshold at the last row of each occupied bin.
-                    if bin_idx >= first_bin and (k + 1 == n_present or (keys[k + 1] >> 32) != bin_idx):
-                        best_gain, best_bin, best_missing_left = scan_threshold(
-                            bin_idx, totals[node], cost, left, missing, left_with_missing, has_missing,
-                            best_gain, best_bin, best_missing_left, criterion, n_stat_slots, inv_scales,
-                            regularization, min_samples_leaf, min_weight_leaf[node],
-                        )
+                bins_used = _add_feature_rows(
+                    feature_hist, X_binned, feature_idx, sample_indices, start, stop, counts, stats_base, row_slot,
+                    row_stats, missing_bin,
+                )
+                draw = threshold_draws[node, feature_idx] if random_thresholds else -1.0
+                best_gain, best_bin, best_missing_left = _best_threshold(
+                    feature_hist, totals[node], bins_used, missing_bin, draw, criterion, inv_scales,
+                    regularization, min_samples_leaf, min_weight_leaf[node],
+                )
+                _clear_feature_rows(feature_hist, X_binned, feature_idx, sample_indices, start, stop)
             gains[node, feature_idx] = best_gain
             bins[node, feature_idx] = best_bin
             missing_left[node, feature_idx] = best_missing_left
@@ -328,18 +283,35 @@ def find_best_splits_from_rows(
             continue
         best_bin = bins[node, best_feature]
         out_bin[node] = best_bin
-        missing[:] = 0
-        next_bin = missing_bin
-        for k in range(n_rows):
-            bin_idx = X_binned[rows[k], best_feature]
-            if bin_idx == missing_bin:
-                accumulate_row(missing, k, 1, local_slot, local_stats)
-            elif bin_idx <= best_bin:
-                accumulate_row(out_left_totals[node], k, 1, local_slot, local_stats)
-            else:
-                next_bin = min(next_bin, bin_idx)
-        if next_bin != missing_bin:
-            out_next_bin[node] = next_bin
-        out_missing_left[node] = resolve_missing_left(
-            missing_left[node, best_feature], missing, out_left_totals[node], totals[node]
+        bins_used = _add_feature_rows(
+            feature_hist, X_binned, best_feature, sample_indices, start, stop, counts, stats_base, row_slot, row_stats,
+            missing_bin,
         )
+        out_missing_left[node], out_next_bin[node] = finish_split_from_histogram(
+            feature_hist, best_bin, bins_used, missing_bin, missing_left[node, best_feature], totals[node],
+            out_left_totals[node],
+        )
+
+
+@njit(cache=True)
+def _add_feature_rows(feature_hist, X_binned, feature_idx, sample_indices, start, stop, counts, stats_base, row_slot,
+                      row_stats, missing_bin):
+    """Add the rows at positions ``[start, stop)`` to one feature's histogram (n_bins, n_slots).
+
+    Returns one past their highest non-missing bin: the bins a scan needs.
+    """
+    bins_used = 0
+    for position in range(start, stop):
+        row = sample_indices[position]
+        bin_idx = X_binned[row, feature_idx]
+        accumulate_row(feature_hist[bin_idx], stats_base + row, counts[row], row_slot, row_stats)
+        if bin_idx != missing_bin:
+            bins_used = max(bins_used, bin_idx + 1)
+    return bins_used
+
+
+@njit(cache=True)
+def _clear_feature_rows(feature_hist, X_binned, feature_idx, sample_indices, start, stop):
+    """Zero the bins of one feature's histogram that the rows at ``[start, stop)`` fall in."""
+    for position in range(start, stop):
+        feature_hist[X_binned[sample_indices[position], feature_idx]] = 0
