@@ -71,6 +71,8 @@ class RowData:
         How many times each row is drawn for each tree.
     row_slot, row_stats, stats_stride : see ``statistics.RowStatistics``.
         Tree ``t`` reads row ``r``'s statistics at ``t * stats_stride + r``.
+    unit_counts : bool
+        Every entry of ``sample_counts`` is 1: the histogram kernels skip reading them.
     """
 
     X_binned: np.ndarray
@@ -80,6 +82,7 @@ class RowData:
     row_slot: np.ndarray
     row_stats: np.ndarray
     stats_stride: int = 0
+    unit_counts: bool = False
 
 
 class Backend:
@@ -131,14 +134,16 @@ class Backend:
                 f"Row statistics of {stats.row_stats.shape[0]} rows with stride {stats.stats_stride} do not fit "
                 f"{n_trees} trees of {n_samples} rows."
             )
+        sample_counts = self.to_device(sample_counts)
         return RowData(
             X_binned=X_binned,
             histogram_bins=self.histogram_bins(X_binned) if histogram_bins is None else histogram_bins,
             sample_indices=self.to_device(sample_indices),
-            sample_counts=self.to_device(sample_counts),
+            sample_counts=sample_counts,
             row_slot=self.to_device(stats.row_slot),
             row_stats=self.to_device(stats.row_stats),
             stats_stride=stats.stats_stride,
+            unit_counts=bool((sample_counts == 1).all()),
         )
 
     def map_to_bins(self, X, bin_thresholds, n_thresholds, missing_bin):
@@ -200,7 +205,7 @@ class Backend:
         self.kernels.histogram.build_histograms(
             rows.histogram_bins, rows.sample_indices, self.to_device(node_start), self.to_device(node_stop),
             self.to_device(node_tree), self.to_device(feature_mask), rows.sample_counts, rows.row_slot,
-            rows.row_stats, rows.stats_stride, hist,
+            rows.row_stats, rows.stats_stride, hist, unit_counts=rows.unit_counts,
         )
         return hist
 

@@ -417,6 +417,18 @@ def test_row_data_checks_the_statistics_rows():
             backend.row_data(X_binned, sample_indices, np.ones((n_trees, 20), np.int32), stats)
 
 
+
+def test_row_data_marks_unit_counts():
+    """The histogram kernels skip the counts only when every row of every tree is drawn once."""
+    stats = statistics.newton_statistics(np.arange(6.0), np.ones(6), 0.0)
+    X_binned = np.zeros((6, 2), dtype=np.uint8, order="F")
+    backend = CPUBackend()
+    counts = np.ones((2, 6), np.int32)
+    assert backend.row_data(X_binned, np.arange(12, dtype=np.int32) % 6, counts, stats).unit_counts
+    for drawn in (0, 2):
+        counts[1, 3] = drawn
+        assert not backend.row_data(X_binned, np.arange(12, dtype=np.int32) % 6, counts, stats).unit_counts
+
 GROWTH_CASES = {
     "best_first": dict(max_leaf_nodes=8),
     "depthwise_node_features": dict(max_depth=4, max_features=3),

@@ -300,6 +300,24 @@ def test_build_histograms_fills_the_pairs_of_the_feature_mask(criterion, chunkin
     np.testing.assert_array_equal(hist[~mask], before[~mask])
 
 
+@pytest.mark.parametrize("criterion", ["entropy", "poisson", "newton"])
+def test_build_histograms_with_unit_counts_matches_reference(criterion, chunking):
+    """``unit_counts=True`` (every row drawn once) skips the counts' reads and gives the same sums."""
+    rng = np.random.default_rng(["entropy", "poisson", "newton"].index(criterion) + 170)
+    rows = make_rows(rng, n_features=6)
+    rows["sample_counts"][:] = 1
+    stats = make_statistics(rng, criterion, rows["X_binned"].shape[0])
+    shape = (rows["node_start"].size, rows["X_binned"].shape[1], rows["max_bins"], stats.n_slots)
+    for mask in (np.ones(shape[:2], dtype=bool), random_feature_mask(rng, *shape[:2])):
+        hist = rng.integers(-100, 100, shape)
+        histogram.build_histograms(
+            np.ascontiguousarray(rows["X_binned"]), rows["sample_indices"], rows["node_start"], rows["node_stop"],
+            rows["node_tree"], mask, rows["sample_counts"], stats.row_slot, stats.row_stats, stats.stats_stride, hist,
+            unit_counts=True,
+        )
+        np.testing.assert_array_equal(hist[mask], reference_histograms(rows, stats)[mask])
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_subtract_histograms_gives_the_sibling(seed):
     rng = np.random.default_rng(200 + seed)

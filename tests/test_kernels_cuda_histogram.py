@@ -146,6 +146,17 @@ def test_build_histograms_matches_cpu(criterion, small_launches):
     assert hist[-2, :, :, -1].sum() == batch["X_binned"].shape[1]  # the one-row node
 
 
+def test_build_histograms_with_unit_counts_matches_cpu(small_launches):
+    """The kernel without the counts' reads (every row drawn once) gives the CPU's sums."""
+    rng = np.random.default_rng(12)
+    batch = make_batch(rng)
+    batch["sample_counts"][:] = 1
+    stats = make_statistics(rng, "newton", batch["X_binned"].shape[0], 1.0)
+    hist = rng.integers(-100, 100, (batch["node_start"].size, batch["X_binned"].shape[1], batch["max_bins"], 3))
+    cuda_histogram.build_histograms(*histogram_args(batch, stats), hist, unit_counts=True)
+    np.testing.assert_array_equal(hist, cpu_histograms(batch, stats))
+
+
 @pytest.mark.parametrize("criterion, shared", [("gini", True), ("newton", True), ("gini", False)])
 def test_build_histograms_with_per_tree_statistics_matches_cpu(criterion, shared, small_launches, monkeypatch):
     """Each tree reads its own statistics (``stats_stride = n_samples``), in shared memory or with global atomics."""

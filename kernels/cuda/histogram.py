@@ -114,8 +114,9 @@ def _node_of_chunk(offsets, n_nodes, chunk):
 
 
 @functools.lru_cache(maxsize=None)
-def _build_histograms_kernel(n_bins, n_slots, group, threads):
-    """Histogram kernel for ``group`` features per block (0: no shared memory, MAX_FEATURES_PER_BLOCK then)."""
+def _build_histograms_kernel(n_bins, n_slots, group, threads, unit_counts):
+    """Histogram kernel for ``group`` features per block (0: no shared memory, MAX_FEATURES_PER_BLOCK then);
+    with ``unit_counts`` it does not read ``sample_counts`` (all 1)."""
     use_shared = group > 0
     features = group if use_shared else MAX_FEATURES_PER_BLOCK
     shared_size = features * n_bins * n_slots if use_shared else 1
@@ -157,7 +158,7 @@ def _build_histograms_kernel(n_bins, n_slots, group, threads):
         n_row_stats = row_stats.shape[1]
         for position in range(first + tid, last, threads):
             row = sample_indices[position]
-            multiplicity = sample_counts[tree, row]
+            multiplicity = 1 if unit_counts else sample_counts[tree, row]
             stats_row = stats_base + row
             first_slot = row_slot[stats_row]
             remaining = active
@@ -198,7 +199,7 @@ def _build_histograms_kernel(n_bins, n_slots, group, threads):
 
 def build_histograms(
     X_binned, sample_indices, node_start, node_stop, node_tree, feature_mask, sample_counts, row_slot, row_stats,
-    stats_stride, hist,
+    stats_stride, hist, unit_counts=False,
 ):
     """Fill ``hist`` (n_nodes, n_features, n_bins, n_slots) where ``feature_mask`` is True (see ``kernels.cpu``).
 
@@ -217,7 +218,7 @@ def build_histograms(
     n_groups = -(-n_features // (group if group > 0 else MAX_FEATURES_PER_BLOCK))
     n_entries = sample_indices.shape[0]
     grid_x, offsets, chunk_rows = chunk_table(node_start, node_stop, n_entries, rows_per_chunk(n_entries, n_groups))
-    kernel = _build_histograms_kernel(n_bins, n_slots, group, THREADS)[1]
+    kernel = _build_histograms_kernel(n_bins, n_slots, group, THREADS, bool(unit_counts))[1]
     kernel[(grid_x, n_groups), THREADS](
         X_binned, sample_indices, node_start, node_stop, node_tree, feature_mask, sample_counts, row_slot,
         row_stats, stats_stride, hist, offsets, chunk_rows,
@@ -354,15 +355,16 @@ def ptx_specializations():
     specs = []
     for n_slots in PTX_N_SLOTS:
         group = features_per_block(PTX_N_BINS, n_slots, MAX_FEATURES_PER_BLOCK)
-        specs.append((
-            f"build_histograms_bins{PTX_N_BINS}_slots{n_slots}_features{group}",
-            _build_histograms_kernel(PTX_N_BINS, n_slots, group, THREADS)[0], build_types, THREADS,
-        ))
+        for unit_counts in (False, True):
+            specs.append((
+                f"build_histograms_bins{PTX_N_BINS}_slots{n_slots}_features{group}{'_unit_counts' * unit_counts}",
+                _build_histograms_kernel(PTX_N_BINS, n_slots, group, THREADS, unit_counts)[0], build_types, THREADS,
+            ))
     # Many classes: one feature's histogram exceeds the shared budget; global atomics.
     n_slots = SHARED_BUDGET_BYTES // (PTX_N_BINS * 8) + 1
     specs.append((
         f"build_histograms_bins{PTX_N_BINS}_slots{n_slots}_global",
-        _build_histograms_kernel(PTX_N_BINS, n_slots, 0, THREADS)[0], build_types, THREADS,
+        _build_histograms_kernel(PTX_N_BINS, n_slots, 0, THREADS, False)[0], build_types, THREADS,
     ))
     for n_slots in PTX_N_SLOTS:
         specs.append((
