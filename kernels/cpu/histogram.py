@@ -19,7 +19,7 @@ from numba import njit, prange
 
 from ..common import accumulate_row
 from .chunks import chunk_range, node_chunks, rows_per_chunk
-from .prefetch import prefetch_row
+from .prefetch import PREFETCH_DISTANCE, is_sparse, prefetch_row
 
 
 def build_histograms(
@@ -90,12 +90,6 @@ def _build_histograms(
                 hist[node, feature_idx] += partial[extra_chunk[chunk], feature_idx]
 
 
-# Positions ahead whose row is prefetched in a sparse chunk (one whose rows are spread over more
-# than SPARSE_SPREAD times as many rows: the hardware prefetcher does not follow them).
-PREFETCH_DISTANCE = 16
-SPARSE_SPREAD = 4
-
-
 @njit(cache=True)
 def _add_rows(node_hist, features, X_binned, sample_indices, start, stop, counts, stats_base, row_slot, row_stats):
     """Add the rows at positions ``[start, stop)`` to ``node_hist`` (n_features, n_bins, n_slots) for ``features``.
@@ -121,8 +115,7 @@ def _add_rows_of(node_hist, features, X_binned, sample_indices, start, stop, cou
     count_slot = n_slots - 1
     n_row_stats = row_stats.shape[1]
     n_loop = X_binned.shape[1] if features is None else features.shape[0]
-    # sample_indices of a node are increasing (the partition is stable).
-    sparse = stop > start and sample_indices[stop - 1] - sample_indices[start] > SPARSE_SPREAD * (stop - start)
+    sparse = is_sparse(sample_indices, start, stop)
     if n_row_stats == 1:
         for position in range(start, stop):
             if sparse:

@@ -3,6 +3,7 @@
 from numba import njit, prange
 
 from ..common import goes_left
+from .prefetch import PREFETCH_DISTANCE, is_sparse, prefetch_row
 
 
 @njit(parallel=True, cache=True)
@@ -25,17 +26,34 @@ def apply_splits(
     split_missing_left : ndarray of shape (n_nodes,), dtype bool
     """
     for node in prange(node_start.shape[0]):
-        start, stop = node_start[node], node_stop[node]
-        feature_idx, threshold_bin, missing_left = split_feature[node], split_bin[node], split_missing_left[node]
-        left_position = start
-        right_position = start + n_left[node]
-        for position in range(start, stop):
-            row = sample_indices[position]
-            if goes_left(X_binned[row, feature_idx], threshold_bin, missing_left, missing_bin):
-                scratch[left_position] = row
-                left_position += 1
-            else:
-                scratch[right_position] = row
-                right_position += 1
-        for position in range(start, stop):
-            sample_indices[position] = scratch[position]
+        start, stop, feature_idx = node_start[node], node_stop[node], split_feature[node]
+        split = (start + n_left[node], feature_idx, split_bin[node], split_missing_left[node], missing_bin)
+        # Scattered rows: their bins are prefetched (in a version of its own: the test slows dense nodes).
+        if is_sparse(sample_indices, start, stop):
+            _partition_node(X_binned, sample_indices, scratch, start, stop, *split, X_binned[:, feature_idx])
+        else:
+            _partition_node(X_binned, sample_indices, scratch, start, stop, *split, None)
+
+
+@njit(cache=True)
+def _partition_node(
+    X_binned, sample_indices, scratch, start, stop, right_position, feature_idx, threshold_bin, missing_left,
+    missing_bin, prefetch_column,
+):
+    """Partition one node's positions ``[start, stop)``: left from ``start``, right from ``right_position``.
+
+    ``prefetch_column``: the split feature's column, to prefetch from; None: no prefetching.
+    """
+    left_position = start
+    for position in range(start, stop):
+        if prefetch_column is not None and position + PREFETCH_DISTANCE < stop:
+            prefetch_row(prefetch_column, sample_indices[position + PREFETCH_DISTANCE])
+        row = sample_indices[position]
+        if goes_left(X_binned[row, feature_idx], threshold_bin, missing_left, missing_bin):
+            scratch[left_position] = row
+            left_position += 1
+        else:
+            scratch[right_position] = row
+            right_position += 1
+    for position in range(start, stop):
+        sample_indices[position] = scratch[position]

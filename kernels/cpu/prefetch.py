@@ -1,16 +1,27 @@
 """``prefetch_row``: a software prefetch (LLVM's ``llvm.prefetch``) for numba kernels.
 
-Row-wise histograms of a deep node read rows scattered over ``X_binned`` and
-the statistics: each read misses the cache, and a row's many histogram
-updates keep the core from reaching the next row's reads early. Asking for
-the rows a few positions ahead overlaps those misses. A hint only: results do
-not depend on it.
+A deep node's rows are scattered over ``X_binned`` and the statistics: each
+read misses the cache, and the hardware prefetcher does not follow them (the
+histogram kernel's many updates per row, the partition's unpredictable
+branch, keep the core from reaching the next rows' reads early). Asking for
+the rows ``PREFETCH_DISTANCE`` positions ahead overlaps those misses. A hint
+only: results do not depend on it.
 """
 
 from llvmlite import ir
-from numba import types
+from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
+
+PREFETCH_DISTANCE = 16
+# A range of positions is sparse when its rows span more than SPARSE_SPREAD times as many rows.
+SPARSE_SPREAD = 4
+
+
+@njit(cache=True, inline="always")
+def is_sparse(sample_indices, start, stop):
+    """Whether the rows at positions ``[start, stop)`` (increasing: the partition is stable) are worth prefetching."""
+    return stop > start and sample_indices[stop - 1] - sample_indices[start] > SPARSE_SPREAD * (stop - start)
 
 
 @intrinsic
