@@ -14,7 +14,7 @@ import pytest
 from gpuforest import statistics
 from gpuforest.tree import COMPLETE_MAX_DEPTH, Tree, float32_at_most, pack_complete_forest, pack_node_info
 from gpuforest.kernels import common
-from gpuforest.kernels.cpu import binning, chunks, histogram, leaf_values, partitioning, predict, sampling, splitting
+from gpuforest.kernels.cpu import binning, chunks, histogram, leaf_values, partitioning, predict, prefetch, sampling, splitting
 
 try:
     from . import reference as ref
@@ -689,6 +689,29 @@ def test_apply_splits_is_a_stable_partition(seed):
     np.testing.assert_array_equal(result, expected)
     assert not np.array_equal(result, sample_indices)  # something moved: the test is not vacuous
 
+
+
+def test_apply_splits_of_scattered_rows():
+    """Nodes whose increasing rows are spread out take the prefetching version: the same partition."""
+    rng = np.random.default_rng(310)
+    rows = make_rows(rng, n_samples=600)
+    X_binned, missing_bin = rows["X_binned"], rows["missing_bin"]
+    sample_indices = np.sort(rng.choice(600, 60, replace=False)).astype(np.int32)
+    node_start, node_stop = np.array([0, 30], dtype=np.int64), np.array([30, 60], dtype=np.int64)
+    assert all(prefetch.is_sparse(sample_indices, start, stop) for start, stop in zip(node_start, node_stop))
+    split_feature = np.array([0, 1], dtype=np.int32)
+    split_bin = np.array([rows["n_bins_non_missing"][0] // 2, 0], dtype=np.int32)
+    split_missing_left = np.array([False, True])
+    expected, n_left = ref.apply_splits(
+        X_binned, sample_indices, node_start, node_stop, split_feature, split_bin, split_missing_left, missing_bin
+    )
+    result = sample_indices.copy()
+    partitioning.apply_splits(
+        X_binned, result, np.empty_like(result), node_start, node_stop, n_left, split_feature, split_bin,
+        split_missing_left, missing_bin,
+    )
+    np.testing.assert_array_equal(result, expected)
+    assert not np.array_equal(result, sample_indices)
 
 # --- node values -------------------------------------------------------------------------------
 
