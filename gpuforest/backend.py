@@ -194,14 +194,15 @@ class Backend:
         )
         return self.to_host(totals)
 
-    def build_histograms(self, rows, node_start, node_stop, node_tree, n_bins, n_slots, feature_mask):
+    def build_histograms(self, rows, node_start, node_stop, node_tree, n_bins, n_slots, feature_mask, out=None):
         """Histograms of shape (n_nodes, n_features, n_bins, n_slots), int64, on the device.
 
         Only the (node, feature) pairs where ``feature_mask`` (host, (n_nodes,
         n_features) bool) is True are filled; the others are unspecified.
+        ``out``: an array of that shape to fill (else a new one).
         """
         n_features = rows.X_binned.shape[1]
-        hist = self.xp.empty((node_start.shape[0], n_features, n_bins, n_slots), dtype=np.int64)
+        hist = self.xp.empty((node_start.shape[0], n_features, n_bins, n_slots), dtype=np.int64) if out is None else out
         self.kernels.histogram.build_histograms(
             rows.histogram_bins, rows.sample_indices, self.to_device(node_start), self.to_device(node_stop),
             self.to_device(node_tree), self.to_device(feature_mask), rows.sample_counts, rows.row_slot,
@@ -209,12 +210,15 @@ class Backend:
         )
         return hist
 
-    def subtract_histograms(self, parent_hist, parent_rows, child_hist, child_rows):
-        """``parent_hist[parent_rows] - child_hist[child_rows]``, one histogram per pair."""
-        parent = parent_hist[self.to_device(parent_rows)]
-        child = child_hist[self.to_device(child_rows)]
-        sibling = self.xp.empty_like(parent)
-        self.kernels.histogram.subtract_histograms(parent, child, sibling)
+    def subtract_histograms(self, parent_hist, parent_rows, child_hist, child_rows, out=None):
+        """``parent_hist[parent_rows] - child_hist[child_rows]``, one histogram per pair, in ``out`` if given.
+
+        ``out`` may be another part of ``child_hist``'s array: rows are read in place, not gathered first.
+        """
+        sibling = self.xp.empty((len(parent_rows),) + parent_hist.shape[1:], dtype=np.int64) if out is None else out
+        self.kernels.histogram.subtract_histograms(
+            parent_hist, self.to_device(parent_rows), child_hist, self.to_device(child_rows), sibling
+        )
         return sibling
 
     def _split_result(self, n_nodes, n_slots, launch):

@@ -375,8 +375,9 @@ class TreeGrower:
     def _units_per_chunk(self, n_units, paired):
         """Pairs (or roots) whose histograms fit the level's memory budget.
 
-        With the same features in every node of a tree: half the free memory at three copies
-        per node (built, derived, concatenated), so that a level fits one chunk and keeps its
+        With the same features in every node of a tree: half the free memory at two copies
+        per node (its own, built or derived into one array, and its share of the parent
+        level's, kept for subtraction), so that a level fits one chunk and keeps its
         histograms for the next level's subtraction. With per-node feature subsets nothing is
         subtracted or kept, so chunks of at most ``SUBSET_CHUNK_BYTES`` (one copy per node)
         bound the memory at no cost.
@@ -385,12 +386,12 @@ class TreeGrower:
         """
         hist_bytes = self.n_features * self.bin_mapper.max_bins * self.stats.n_slots * 8
         nodes_per_unit = 2 if paired else 1
-        if 3 * hist_bytes * nodes_per_unit * n_units <= SMALL_LEVEL_BYTES:
+        if 2 * hist_bytes * nodes_per_unit * n_units <= SMALL_LEVEL_BYTES:
             return max(n_units, 1)
         free_bytes = self.backend.free_memory_bytes()
         if not self.nodes_share_features:
             return max(1, int(min(0.5 * free_bytes, SUBSET_CHUNK_BYTES) // (hist_bytes * nodes_per_unit)))
-        return max(1, int(0.5 * free_bytes // (3 * hist_bytes * nodes_per_unit)))
+        return max(1, int(0.5 * free_bytes // (2 * hist_bytes * nodes_per_unit)))
 
     def _split_search_in_chunks(self, nodes, splittable, parent_hist, parent_hist_row, n_units, units_per_chunk):
         paired = parent_hist is not None
@@ -463,15 +464,19 @@ class TreeGrower:
         if build.size == 0:
             return None, hist_row
         n_bins, n_slots = self.bin_mapper.max_bins, self.stats.n_slots
-        built = self.backend.build_histograms(
-            self.rows, nodes.start[build], nodes.stop[build], nodes.tree[build], n_bins, n_slots, masks[build]
+        # Built histograms first, then the derived ones: one array, no copies.
+        hist = self.backend.xp.empty((build.size + derive.size, self.n_features, n_bins, n_slots), dtype=np.int64)
+        self.backend.build_histograms(
+            self.rows, nodes.start[build], nodes.stop[build], nodes.tree[build], n_bins, n_slots, masks[build],
+            out=hist[:build.size],
         )
         hist_row[build] = np.arange(build.size)
-        if derive.size == 0:
-            return built, hist_row
-        derived = self.backend.subtract_histograms(parent_hist, derive_parent, built, hist_row[derive_from])
-        hist_row[derive] = build.size + np.arange(derive.size)
-        return self.backend.xp.concatenate([built, derived]), hist_row
+        if derive.size:
+            self.backend.subtract_histograms(
+                parent_hist, derive_parent, hist, hist_row[derive_from], out=hist[build.size:]
+            )
+            hist_row[derive] = build.size + np.arange(derive.size)
+        return hist, hist_row
 
     def _best_splits(self, nodes, splittable, masks, hist, hist_row):
         """Best split of every node over its features in ``masks`` (``NO_SPLIT`` for those not splittable)."""

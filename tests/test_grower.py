@@ -42,18 +42,18 @@ def test_little_free_memory_splits_levels_into_chunks(data_and_reference, monkey
     X, y, reference = data_and_reference
     one_histogram = N_FEATURES * 256 * 3 * 8
     monkeypatch.setattr("gpuforest.grower.SMALL_LEVEL_BYTES", 0)  # every level asks for the free memory
-    monkeypatch.setattr(CPUBackend, "free_memory_bytes", lambda self: 12 * one_histogram)
+    monkeypatch.setattr(CPUBackend, "free_memory_bytes", lambda self: 8 * one_histogram)
     launches = []
     build = CPUBackend.build_histograms
 
-    def recording_build(self, rows, node_start, *args):
+    def recording_build(self, rows, node_start, *args, **kwargs):
         launches.append(node_start.shape[0])
-        return build(self, rows, node_start, *args)
+        return build(self, rows, node_start, *args, **kwargs)
 
     monkeypatch.setattr(CPUBackend, "build_histograms", recording_build)
     tree = DecisionTreeClassifier(random_state=0, device="cpu").fit(X, y).tree_
     assert_same_tree(tree, reference)
-    # Half of 12 histograms, 3 copies of each of a pair's 2: one pair (2 nodes at most) per launch.
+    # Half of 8 histograms, 2 copies of each of a pair's 2: one pair (2 nodes at most) per launch.
     assert max(launches) <= 2 and len(launches) > 20
 
 
@@ -62,11 +62,11 @@ def test_out_of_memory_is_retried_in_smaller_chunks(data_and_reference, monkeypa
     build = CPUBackend.build_histograms
     failures = []
 
-    def failing_build(self, rows, node_start, *args):
+    def failing_build(self, rows, node_start, *args, **kwargs):
         if node_start.shape[0] > 2:
             failures.append(node_start.shape[0])
             raise MemoryError("simulated out-of-memory")
-        return build(self, rows, node_start, *args)
+        return build(self, rows, node_start, *args, **kwargs)
 
     monkeypatch.setattr(CPUBackend, "build_histograms", failing_build)
     tree = DecisionTreeClassifier(random_state=0, device="cpu").fit(X, y).tree_
@@ -77,7 +77,7 @@ def test_out_of_memory_is_retried_in_smaller_chunks(data_and_reference, monkeypa
 def test_out_of_memory_with_single_node_chunks_is_raised(data_and_reference, monkeypatch):
     X, y, _ = data_and_reference
 
-    def always_failing_build(self, *args):
+    def always_failing_build(self, *args, **kwargs):
         raise MemoryError("simulated out-of-memory")
 
     monkeypatch.setattr(CPUBackend, "build_histograms", always_failing_build)
@@ -93,9 +93,9 @@ def recorded_calls(monkeypatch, backend_class, name):
     calls = []
     method = getattr(backend_class, name)
 
-    def recording(self, *args):
+    def recording(self, *args, **kwargs):
         calls.append(args)
-        return method(self, *args)
+        return method(self, *args, **kwargs)
 
     monkeypatch.setattr(backend_class, name, recording)
     return calls

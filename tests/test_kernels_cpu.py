@@ -327,9 +327,13 @@ def test_subtract_histograms_gives_the_sibling(seed):
     middle = np.array([rng.integers(a, b + 1) for a, b in zip(rows["node_start"], rows["node_stop"])])
     parent = reference_histograms(rows, stats)
     child = reference_histograms({**rows, "node_stop": middle}, stats)
-    sibling = np.full_like(parent, 7)
-    histogram.subtract_histograms(parent, child, sibling)
-    np.testing.assert_array_equal(sibling, reference_histograms({**rows, "node_start": middle}, stats))
+    expected = reference_histograms({**rows, "node_start": middle}, stats)
+    # Pairs in another order than the arrays' rows, siblings written beside the children (as the grower does).
+    order = rng.permutation(parent.shape[0])
+    batch = np.concatenate([child, np.full_like(parent, 7)])
+    histogram.subtract_histograms(parent, order, batch, order, batch[parent.shape[0]:])
+    np.testing.assert_array_equal(batch[parent.shape[0]:], expected[order])
+    np.testing.assert_array_equal(batch[:parent.shape[0]], child)
 
 
 # --- split finding ------------------------------------------------------------------------------

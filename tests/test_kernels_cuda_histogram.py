@@ -290,10 +290,12 @@ def test_subtract_histograms_matches_cpu(small_launches, monkeypatch):
     shape = (3, 2, 9, 4)
     parent = rng.integers(-(2**62), 2**62, shape)
     child = rng.integers(-(2**62), 2**62, shape)
-    expected = np.empty_like(parent)
-    cpu_histogram.subtract_histograms(parent, child, expected)
-    sibling = np.full_like(parent, 7)
-    cuda_histogram.subtract_histograms(parent, child, sibling)
+    parent_rows, child_rows = np.array([2, 0, 2, 1]), np.array([1, 1, 0, 2])
+    expected = np.empty((4,) + shape[1:], dtype=np.int64)
+    cpu_histogram.subtract_histograms(parent, parent_rows, child, child_rows, expected)
+    np.testing.assert_array_equal(expected, parent[parent_rows] - child[child_rows])
+    sibling = np.full_like(expected, 7)
+    cuda_histogram.subtract_histograms(parent, parent_rows, child, child_rows, sibling)
     np.testing.assert_array_equal(sibling, expected)
 
 

@@ -184,12 +184,22 @@ def node_totals(
 
 
 @njit(parallel=True, cache=True)
-def subtract_histograms(parent_hist, child_hist, sibling_hist):
-    """``sibling_hist[k] = parent_hist[k] - child_hist[k]`` (exact in int64)."""
-    n_nodes = parent_hist.shape[0]
-    parent = parent_hist.reshape(n_nodes, -1)
-    child = child_hist.reshape(n_nodes, -1)
-    sibling = sibling_hist.reshape(n_nodes, -1)
-    for node in prange(n_nodes):
-        for k in range(parent.shape[1]):
-            sibling[node, k] = parent[node, k] - child[node, k]
+def subtract_histograms(parent_hist, parent_rows, child_hist, child_rows, sibling_hist):
+    """``sibling_hist[k] = parent_hist[parent_rows[k]] - child_hist[child_rows[k]]`` (exact in int64).
+
+    Parameters
+    ----------
+    parent_hist, child_hist : ndarray of shape (n_hist, n_features, n_bins, n_slots), dtype int64
+    parent_rows, child_rows : ndarray of shape (n_siblings,), dtype int64
+    sibling_hist : ndarray of shape (n_siblings, n_features, n_bins, n_slots), dtype int64
+        Output; may be another part of ``child_hist``'s array than the rows read.
+    """
+    n_features = sibling_hist.shape[1]
+    for task in prange(sibling_hist.shape[0] * n_features):
+        sibling, feature_idx = task // n_features, task % n_features
+        parent = parent_hist[parent_rows[sibling], feature_idx]
+        child = child_hist[child_rows[sibling], feature_idx]
+        target = sibling_hist[sibling, feature_idx]
+        for bin_idx in range(target.shape[0]):
+            for slot in range(target.shape[1]):
+                target[bin_idx, slot] = parent[bin_idx, slot] - child[bin_idx, slot]

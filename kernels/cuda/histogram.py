@@ -21,7 +21,8 @@
     array with ``common.accumulate_row``, the block combines them with shared
     atomics and adds them to ``totals`` (zeroed first) with global atomics.
 ``subtract_histograms``
-    One thread per histogram entry (grid-stride).
+    One thread per entry of the siblings' histograms (grid-stride), each
+    reading its parent's and child's rows of the batch arrays.
 
 Rows are read through ``sample_indices``; a row adds ``sample_counts[tree,
 row] * row_stats[j, s]`` to slot ``row_slot[j] + s`` and 1 to the count slot,
@@ -290,18 +291,19 @@ def node_totals(
 # --- subtract_histograms ----------------------------------------------------------------
 
 
-def _subtract_histograms_kernel(parent_hist, child_hist, sibling_hist):
-    n_features, n_bins, n_slots = parent_hist.shape[1], parent_hist.shape[2], parent_hist.shape[3]
-    size = parent_hist.shape[0] * n_features * n_bins * n_slots
+def _subtract_histograms_kernel(parent_hist, parent_rows, child_hist, child_rows, sibling_hist):
+    n_features, n_bins, n_slots = sibling_hist.shape[1], sibling_hist.shape[2], sibling_hist.shape[3]
+    size = sibling_hist.shape[0] * n_features * n_bins * n_slots
     for k in range(cuda.grid(1), size, cuda.gridsize(1)):
         slot = k % n_slots
         rest = k // n_slots
         bin_idx = rest % n_bins
         rest //= n_bins
         feature_idx = rest % n_features
-        node = rest // n_features
-        sibling_hist[node, feature_idx, bin_idx, slot] = (
-            parent_hist[node, feature_idx, bin_idx, slot] - child_hist[node, feature_idx, bin_idx, slot]
+        sibling = rest // n_features
+        sibling_hist[sibling, feature_idx, bin_idx, slot] = (
+            parent_hist[parent_rows[sibling], feature_idx, bin_idx, slot]
+            - child_hist[child_rows[sibling], feature_idx, bin_idx, slot]
         )
 
 
@@ -309,17 +311,17 @@ _subtract_histograms = jit_kernel(_subtract_histograms_kernel)
 MAX_SUBTRACT_BLOCKS = 8192
 
 
-def subtract_histograms(parent_hist, child_hist, sibling_hist):
-    """``sibling_hist = parent_hist - child_hist`` (exact in int64).
+def subtract_histograms(parent_hist, parent_rows, child_hist, child_rows, sibling_hist):
+    """``sibling_hist[k] = parent_hist[parent_rows[k]] - child_hist[child_rows[k]]`` (exact in int64).
 
-    Launch: one thread per entry, ``SUBTRACT_THREADS`` per block, at most
-    ``MAX_SUBTRACT_BLOCKS`` blocks (grid-stride).
+    Launch: one thread per entry of ``sibling_hist``, ``SUBTRACT_THREADS`` per
+    block, at most ``MAX_SUBTRACT_BLOCKS`` blocks (grid-stride).
     """
-    size = parent_hist.size
+    size = sibling_hist.size
     if size == 0:
         return
     blocks = min(-(-size // SUBTRACT_THREADS), MAX_SUBTRACT_BLOCKS)
-    _subtract_histograms[blocks, SUBTRACT_THREADS](parent_hist, child_hist, sibling_hist)
+    _subtract_histograms[blocks, SUBTRACT_THREADS](parent_hist, parent_rows, child_hist, child_rows, sibling_hist)
 
 
 # --- PTX checks ------------------------------------------------------------------------------
@@ -346,7 +348,7 @@ def _argument_types():
         int32_1d, int64_1d, int64_1d, int64_1d, int32_2d, int32_1d, int64_2d, types.int64, int64_2d, int64_1d,
         int64_1d,
     )
-    return build, totals, (hist, hist, hist)
+    return build, totals, (hist, int64_1d, hist, int64_1d, hist)
 
 
 def ptx_specializations():
