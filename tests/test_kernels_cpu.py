@@ -36,7 +36,7 @@ MAX_COUNT = 3  # largest number of times a row is drawn for a tree
 
 @pytest.fixture(params=["one task per node", "several tasks per node"])
 def chunking(request, monkeypatch):
-    """The histogram kernel as it runs on these tiny nodes, and with every node cut into several tasks."""
+    """The histogram and totals kernels as they run on these tiny nodes, and with every node cut into several tasks."""
     if request.param == "several tasks per node":
         monkeypatch.setattr(chunks, "MIN_CHUNK_ROWS", 1)
     return request.param
@@ -240,7 +240,7 @@ def test_threshold_draws_match_reference(seed):
 @pytest.mark.parametrize("n_trees", [None, 2])  # statistics shared by the trees, or per tree
 @pytest.mark.parametrize("criterion", ["gini", "squared_error", "newton"])
 @pytest.mark.parametrize("seed", range(3))
-def test_node_totals_match_reference(criterion, seed, n_trees):
+def test_node_totals_match_reference(criterion, seed, n_trees, chunking):
     rng = np.random.default_rng(seed)
     rows = make_rows(rng)
     stats = make_statistics(rng, criterion, rows["X_binned"].shape[0], 1.0, n_trees=n_trees)

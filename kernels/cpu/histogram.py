@@ -169,18 +169,40 @@ def _prefetch_ahead(X_binned, sample_indices, position, stop, stats_base, row_st
         prefetch_row(row_stats, stats_base + ahead)
 
 
-@njit(parallel=True, cache=True)
 def node_totals(
     sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride, totals
 ):
-    """Sum every node's rows into ``totals`` of shape (n_nodes, n_slots) (arguments as in ``build_histograms``)."""
-    for node in prange(totals.shape[0]):
-        totals[node] = 0
+    """Sum every node's rows into ``totals`` of shape (n_nodes, n_slots) (arguments as in ``build_histograms``).
+
+    In parallel over the chunks of ``chunks.node_chunks`` (the roots are one node per tree).
+    """
+    _node_totals(
+        sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride,
+        rows_per_chunk(node_start, node_stop), totals,
+    )
+
+
+@njit(parallel=True, cache=True)
+def _node_totals(
+    sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride, chunk_rows,
+    totals,
+):
+    """``node_totals`` with tasks of at most ``chunk_rows`` rows, summed per node afterwards (int64: order-free)."""
+    n_nodes = totals.shape[0]
+    first_chunk, chunk_node = node_chunks(node_start, node_stop, chunk_rows)
+    chunk_totals = np.zeros((chunk_node.shape[0], totals.shape[1]), dtype=np.int64)
+    for chunk in prange(chunk_node.shape[0]):
+        node = chunk_node[chunk]
         counts = sample_counts[node_tree[node]]
         stats_base = node_tree[node] * stats_stride
-        for position in range(node_start[node], node_stop[node]):
+        start, stop = chunk_range(chunk, node, first_chunk, node_start, node_stop, chunk_rows)
+        for position in range(start, stop):
             row = sample_indices[position]
-            accumulate_row(totals[node], stats_base + row, counts[row], row_slot, row_stats)
+            accumulate_row(chunk_totals[chunk], stats_base + row, counts[row], row_slot, row_stats)
+    for node in prange(n_nodes):
+        totals[node] = 0
+        for chunk in range(first_chunk[node], first_chunk[node + 1]):
+            totals[node] += chunk_totals[chunk]
 
 
 @njit(parallel=True, cache=True)
