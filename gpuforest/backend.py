@@ -282,6 +282,11 @@ class Backend:
         )
         return self.to_host(values), self.to_host(impurity), self.to_host(weight)
 
+    def add_leaf_values(self, raw, score_idx, rows, leaves, values):
+        """``raw[rows, score_idx] += values[leaves]`` in place; ``raw`` (n_samples, n_scores), ``rows``
+        (distinct, int32) and ``leaves`` (int64) on the device, ``values`` (n_nodes,) on the host."""
+        self.kernels.leaf_values.add_leaf_values(raw, score_idx, rows, leaves, self.to_device(np.ascontiguousarray(values)))
+
     def loss_gradients(self, loss, parameter, y, raw, sample_weight):
         """Weighted gradients and hessians on the device, each of the shape of ``raw``
         (n_samples, n_scores); ``y``, ``raw`` and ``sample_weight`` already there."""

@@ -137,6 +137,7 @@ class BaseGradientBoosting(AllowNaNMixin, BaseEstimator):
         X_binned = self._bin_mapper.transform(X, backend)
         histogram_bins = backend.histogram_bins(X_binned)
         n_per_round = self._loss.n_trees_per_iteration
+        counts = xp.ones((n_per_round, X.shape[0]), dtype=np.int32)  # drawn without replacement: once or not at all
         scorer = self._scorer()
         if X_val is not None and not self.train_score_:
             self._record_scores(scorer, X, y, sample_weight, backend.to_host(raw), X_val, y_val, weight_val, raw_val)
@@ -148,7 +149,6 @@ class BaseGradientBoosting(AllowNaNMixin, BaseEstimator):
             # partitions each tree's rows in place), and reads its own column's (g, h).
             sample_indices = self._subsample(backend, iteration, X.shape[0])
             tree_offsets = np.arange(n_per_round + 1, dtype=np.int64) * sample_indices.shape[0]
-            counts = xp.ones((n_per_round, X.shape[0]), dtype=np.int32)
             stats = newton_statistics(gradients, hessians, self.l2_regularization, self.l1_regularization, xp=xp)
             rows = backend.row_data(X_binned, xp.tile(sample_indices, n_per_round), counts, stats, histogram_bins)
             first_tree = len(self.trees_)
@@ -157,18 +157,19 @@ class BaseGradientBoosting(AllowNaNMixin, BaseEstimator):
                 self._tree_growth(backend, first_tree, n_per_round), first_tree=first_tree,
             )
             for k, tree in enumerate(grower.grow()):
-                if sample_indices.shape[0] == X.shape[0]:  # every row grew the tree: its leaves are known
+                # The leaf of each row: known from growth when every row grew the tree.
+                if sample_indices.shape[0] == X.shape[0]:
                     rows_k, leaves_k = grower.row_leaves(k)
+                else:
+                    rows_k, leaves_k = xp.arange(X.shape[0], dtype=np.int32), xp.asarray(tree.apply(X, backend))
+                if self._loss.refit_quantile is not None:
                     leaves = xp.empty(X.shape[0], dtype=np.int64)
                     leaves[rows_k] = leaves_k
-                else:
-                    leaves = xp.asarray(tree.apply(X, backend))
-                if self._loss.refit_quantile is not None:
                     self._loss.refit_leaves(
                         tree.value[:, 0, 0], backend.to_host(leaves), y, backend.to_host(raw[:, k]), sample_weight
                     )
                 tree.value *= self.learning_rate
-                raw[:, k] += xp.asarray(tree.value[:, 0, 0])[leaves]
+                backend.add_leaf_values(raw, k, rows_k, leaves_k, tree.value[:, 0, 0])
                 if X_val is not None:
                     raw_val[:, k] += tree.value[tree.apply(X_val, backend), 0, 0]
                 self.trees_.append(tree)

@@ -754,6 +754,18 @@ def test_node_values_match_reference(criterion, seed):
         assert (values == 0).any() and (values > 0).any() and (values < 0).any()
 
 
+
+def test_add_leaf_values_updates_the_rows_score():
+    rng = np.random.default_rng(420)
+    raw = rng.normal(size=(50, 3))
+    rows = rng.permutation(50)[:30].astype(np.int32)
+    leaves = rng.integers(0, 7, 30)
+    values = rng.normal(size=7)
+    expected = raw.copy()
+    expected[rows, 1] += values[leaves]
+    leaf_values.add_leaf_values(raw, 1, rows, leaves, values)
+    np.testing.assert_array_equal(raw, expected)
+
 # --- prediction -----------------------------------------------------------------------------
 
 

@@ -330,6 +330,18 @@ def test_node_values(grid, criterion):
         assert (values == 0).any() and (values > 0).any() and (values < 0).any()
 
 
+
+def test_add_leaf_values(grid):
+    rng = np.random.default_rng(430)
+    rows = rng.permutation(80)[:70].astype(np.int32)
+    args = (rng.normal(size=(80, 2)), 1, rows, rng.integers(0, 9, 70), rng.normal(size=9))
+    with pytest.MonkeyPatch.context() as patch:
+        if grid == "one_block":  # 32 threads for 70 rows: grid-stride
+            patch.setattr(cuda_launch, "BLOCK_SIZE", 32)
+        cpu_args, cuda_args = run_both(leaf_values.add_leaf_values, cuda_leaf_values.add_leaf_values, args)
+    assert_all_equal(cpu_args, cuda_args)
+    assert not np.array_equal(cuda_args[0], args[0])
+
 # --- prediction -----------------------------------------------------------------------------
 
 

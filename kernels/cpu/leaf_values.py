@@ -1,4 +1,4 @@
-"""Node values, impurities and weights from the nodes' fixed-point totals."""
+"""Node values, impurities and weights from the nodes' fixed-point totals; raw scores plus leaf values."""
 
 from numba import njit, prange
 
@@ -36,3 +36,21 @@ def node_values(criterion, totals, inv_scales, regularization, out_value, out_im
             out_value[node, 0] = -shrunk / (weight + l2)
         else:
             out_value[node, 0] = slot_value(node_totals, node_totals, PARENT, 1, inv_scales) / weight
+
+
+@njit(parallel=True, cache=True)
+def add_leaf_values(raw, score_idx, rows, leaves, values):
+    """``raw[rows[i], score_idx] += values[leaves[i]]`` for every ``i`` (boosting's update of the training scores).
+
+    Parameters
+    ----------
+    raw : ndarray of shape (n_samples, n_scores), dtype float64
+    score_idx : int
+    rows : ndarray of shape (n_rows,), dtype int32
+        Distinct rows (no two updates of one entry, so the order does not matter).
+    leaves : ndarray of shape (n_rows,), dtype int64
+        Each row's leaf: an index into ``values``.
+    values : ndarray of shape (n_nodes,), dtype float64
+    """
+    for i in prange(rows.shape[0]):
+        raw[rows[i], score_idx] += values[leaves[i]]

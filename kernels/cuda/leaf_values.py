@@ -1,7 +1,8 @@
 """Node values, impurities and weights on the GPU (twin of ``kernels.cpu.leaf_values``).
 
-One thread per node (grid-stride), calling ``common``'s ``node_weight``,
-``node_impurity`` and ``slot_value`` as device functions.
+``node_values``: one thread per node (grid-stride), calling ``common``'s
+``node_weight``, ``node_impurity`` and ``slot_value`` as device functions.
+``add_leaf_values``: one thread per row (grid-stride).
 """
 
 import numpy as np
@@ -51,6 +52,23 @@ def node_values(criterion, totals, inv_scales, regularization, out_value, out_im
     )
 
 
+def _add_leaf_values_kernel(raw, score_idx, rows, leaves, values):
+    for i in range(cuda.grid(1), rows.shape[0], cuda.gridsize(1)):
+        raw[rows[i], score_idx] += values[leaves[i]]
+
+
+_add_leaf_values = jit_kernel(_add_leaf_values_kernel)
+
+
+def add_leaf_values(raw, score_idx, rows, leaves, values):
+    """``raw[rows[i], score_idx] += values[leaves[i]]`` (see ``kernels.cpu.leaf_values``); rows are distinct,
+    so no atomics. Launch: one thread per row, blocks of up to 256 threads."""
+    if rows.shape[0] == 0:
+        return
+    blocks, threads = elementwise_config(rows.shape[0])
+    _add_leaf_values[blocks, threads](raw, score_idx, rows, leaves, values)
+
+
 def ptx_specializations():
     """``(name, python_function, argument_types, block_size)`` of every kernel launched here."""
     float64_1d = types.Array(types.float64, 1, "C")
@@ -63,5 +81,14 @@ def ptx_specializations():
                 types.Array(types.float64, 2, "C"), float64_1d, float64_1d,
             ),
             BLOCK_SIZE,
-        )
+        ),
+        (
+            "add_leaf_values",
+            _add_leaf_values_kernel,
+            (
+                types.Array(types.float64, 2, "C"), types.int64, types.Array(types.int32, 1, "C"),
+                types.Array(types.int64, 1, "C"), float64_1d,
+            ),
+            BLOCK_SIZE,
+        ),
     ]
