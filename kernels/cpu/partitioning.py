@@ -49,11 +49,9 @@ def _partition_node(
         if prefetch_column is not None and position + PREFETCH_DISTANCE < stop:
             prefetch_row(prefetch_column, sample_indices[position + PREFETCH_DISTANCE])
         row = sample_indices[position]
-        if goes_left(X_binned[row, feature_idx], threshold_bin, missing_left, missing_bin):
-            scratch[left_position] = row
-            left_position += 1
-        else:
-            scratch[right_position] = row
-            right_position += 1
+        left = goes_left(X_binned[row, feature_idx], threshold_bin, missing_left, missing_bin)
+        scratch[left_position if left else right_position] = row
+        left_position += left
+        right_position += not left
     for position in range(start, stop):
         sample_indices[position] = scratch[position]
