@@ -249,13 +249,14 @@ class Backend:
         self, rows, node_start, node_stop, node_tree, totals, feature_mask, bin_mapper, stats, min_samples_leaf,
         min_weight_leaf, threshold_draws=None,
     ):
-        """Best split per node from its rows; ``threshold_draws`` as in ``find_best_splits_from_histograms``."""
+        """Best split per node from its rows (read in the histogram layout, ``rows.histogram_bins``);
+        ``threshold_draws`` as in ``find_best_splits_from_histograms``."""
         draws = self._threshold_draws_or_best(threshold_draws, feature_mask.shape[1])
         return self._split_result(
             node_start.shape[0],
             totals.shape[1],
             lambda outputs: self.kernels.splitting.find_best_splits_from_rows(
-                rows.X_binned, rows.sample_indices, self.to_device(node_start), self.to_device(node_stop),
+                rows.histogram_bins, rows.sample_indices, self.to_device(node_start), self.to_device(node_stop),
                 self.to_device(node_tree), rows.sample_counts, rows.row_slot, rows.row_stats, rows.stats_stride,
                 self.to_device(totals), self.to_device(feature_mask), draws, bin_mapper.missing_bin, stats.criterion,
                 self.to_device(stats.inv_scales), stats.regularization, min_samples_leaf,

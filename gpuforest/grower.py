@@ -269,8 +269,9 @@ class TreeGrower:
         self.first_tree = first_tree
         self.n_trees = tree_offsets.shape[0] - 1
         self.n_features = rows.X_binned.shape[1]
-        # Below this many rows a node is scanned from its rows, not from a
-        # histogram: sorting n rows beats building and scanning n_bins * n_slots.
+        # Below this many rows a node is scanned from its rows (one small feature histogram at
+        # a time), not from a node histogram: zeroing and scanning n_bins * n_slots per feature
+        # costs more. Measured: a threshold of 96 or of 384 rows, the same time per round.
         self.min_rows_histogram = bin_mapper.max_bins * stats.n_slots // 2
         self.allowed_features = self._allowed_features()
         self.n_node_features = min(params.max_features, self.allowed_features.shape[1])

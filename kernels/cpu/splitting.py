@@ -237,7 +237,8 @@ def find_best_splits_from_rows(
     """Best split of every node from one-feature histograms of its rows, built in turn in a small buffer.
 
     Same arguments and outputs as ``find_best_splits_from_histograms``, with the
-    rows (as in ``histogram.build_histograms``) in place of the histograms.
+    rows (as in ``histogram.build_histograms``, C-ordered ``X_binned``: a row's
+    bins share a cache line) in place of the histograms.
     A node's buffer (n_bins, n_slots) holds one feature at a time: its rows
     are added, the histogram scanned by ``_best_threshold`` and the same
     rows' bins cleared, so no node-sized histogram is written; scans stop
