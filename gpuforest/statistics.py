@@ -81,24 +81,27 @@ def fixed_point_scale(abs_total):
     return 2.0 ** min(max(exponent, -_MAX_EXPONENT), _MAX_EXPONENT)
 
 
-def _to_fixed(values, max_multiplicity, xp=np):
-    """Columns of ``values`` (numpy, or CuPy with ``xp``) in fixed point, and their inverse scales.
+def _to_fixed(columns, max_multiplicity, xp=np):
+    """``columns`` (a tuple of 1-D arrays of one length, numpy or CuPy with ``xp``) in fixed point, as the
+    columns of one int64 array (n_rows, n_columns), and their inverse scales.
 
     A column's scale is sized by its total of absolute values, computed so
     that it does not depend on the order of the additions: the column goes to
     fixed point with a scale sized by its largest value (so no sum of it
     overflows) and is summed in int64. numpy and CuPy, CPU and GPU, get the
-    same total, hence the same scale. numpy arrays take numba's parallel
-    passes (``_fixed_point_passes``), CuPy arrays its own operations.
+    same total, hence the same scale. numpy columns take numba's parallel
+    passes (read where they are, not stacked first), CuPy ones its own operations.
     """
-    n_rows, n_columns = values.shape
+    n_rows, n_columns = columns[0].shape[0], len(columns)
     if xp is np:
-        largest = _column_abs_max(values)
+        columns = tuple(np.ascontiguousarray(column, dtype=np.float64) for column in columns)
+        largest = _column_abs_max(columns)
     else:
+        values = xp.stack(columns, axis=1)
         largest = xp.abs(values).max(axis=0).get() if n_rows else np.zeros(n_columns)
     first_scales = np.array([fixed_point_scale(value * n_rows) for value in largest])
     if xp is np:
-        fixed_totals = _column_fixed_abs_sums(values, first_scales)
+        fixed_totals = _column_fixed_abs_sums(columns, first_scales)
     else:
         fixed_totals = xp.rint(xp.abs(values) * xp.asarray(first_scales)).astype(np.int64).sum(axis=0).get()
     scales = np.array([
@@ -106,28 +109,29 @@ def _to_fixed(values, max_multiplicity, xp=np):
         for total, first_scale in zip(fixed_totals, first_scales)
     ])
     if xp is np:
-        fixed = np.empty(values.shape, dtype=np.int64)
-        _to_fixed_point(values, scales, fixed)
+        fixed = np.empty((n_rows, n_columns), dtype=np.int64)
+        _to_fixed_point(columns, scales, fixed)
     else:
         fixed = xp.rint(values * xp.asarray(scales)).astype(np.int64)
     return fixed, 1.0 / scales
 
 
-# --- numba passes of _to_fixed over numpy arrays (parallel over row chunks) ---------------
+# --- numba passes of _to_fixed over numpy columns (parallel over row chunks) ---------------
 
 _CHUNK_ROWS = 65536
 
 
 @njit(parallel=True, cache=True)
-def _column_abs_max(values):
-    """Largest absolute value of each column of ``values`` (n_rows, n_columns); 0 without rows."""
-    n_rows, n_columns = values.shape
+def _column_abs_max(columns):
+    """Largest absolute value of each of ``columns`` (a tuple of 1-D arrays); 0 without rows."""
+    n_rows, n_columns = columns[0].shape[0], len(columns)
     n_chunks = (n_rows + _CHUNK_ROWS - 1) // _CHUNK_ROWS
     chunk_max = np.zeros((n_chunks, n_columns))
     for chunk in prange(n_chunks):
-        for row in range(chunk * _CHUNK_ROWS, min(n_rows, (chunk + 1) * _CHUNK_ROWS)):
-            for column in range(n_columns):
-                chunk_max[chunk, column] = max(chunk_max[chunk, column], abs(values[row, column]))
+        for column in range(n_columns):
+            values = columns[column]
+            for row in range(chunk * _CHUNK_ROWS, min(n_rows, (chunk + 1) * _CHUNK_ROWS)):
+                chunk_max[chunk, column] = max(chunk_max[chunk, column], abs(values[row]))
     largest = np.zeros(n_columns)
     for chunk in range(n_chunks):
         for column in range(n_columns):
@@ -136,25 +140,26 @@ def _column_abs_max(values):
 
 
 @njit(parallel=True, cache=True)
-def _column_fixed_abs_sums(values, scales):
+def _column_fixed_abs_sums(columns, scales):
     """Per column, the int64 sum of ``rint(|value| * scale)`` (exact, so in any order)."""
-    n_rows, n_columns = values.shape
+    n_rows, n_columns = columns[0].shape[0], len(columns)
     n_chunks = (n_rows + _CHUNK_ROWS - 1) // _CHUNK_ROWS
     chunk_sums = np.zeros((n_chunks, n_columns), dtype=np.int64)
     for chunk in prange(n_chunks):
-        for row in range(chunk * _CHUNK_ROWS, min(n_rows, (chunk + 1) * _CHUNK_ROWS)):
-            for column in range(n_columns):
-                chunk_sums[chunk, column] += np.int64(np.rint(abs(values[row, column]) * scales[column]))
+        for column in range(n_columns):
+            values = columns[column]
+            for row in range(chunk * _CHUNK_ROWS, min(n_rows, (chunk + 1) * _CHUNK_ROWS)):
+                chunk_sums[chunk, column] += np.int64(np.rint(abs(values[row]) * scales[column]))
     return chunk_sums.sum(axis=0)
 
 
 @njit(parallel=True, cache=True)
-def _to_fixed_point(values, scales, out):
-    """``out = rint(values * scales)`` in int64."""
-    n_rows, n_columns = values.shape
-    for row in prange(n_rows):
+def _to_fixed_point(columns, scales, out):
+    """``out[:, c] = rint(columns[c] * scales[c])`` in int64."""
+    n_columns = len(columns)
+    for row in prange(out.shape[0]):
         for column in range(n_columns):
-            out[row, column] = np.int64(np.rint(values[row, column] * scales[column]))
+            out[row, column] = np.int64(np.rint(columns[column][row] * scales[column]))
 
 
 def classification_statistics(criterion, y_encoded, n_classes, sample_weight, max_multiplicity=1):
@@ -170,7 +175,7 @@ def classification_statistics(criterion, y_encoded, n_classes, sample_weight, ma
     max_multiplicity : int
         Largest number of times a row is drawn (bootstrap), to size the scale.
     """
-    row_stats, inv_scales = _to_fixed(sample_weight[:, None], max_multiplicity)
+    row_stats, inv_scales = _to_fixed((sample_weight,), max_multiplicity)
     return RowStatistics(
         criterion=CLASSIFICATION_CRITERIA[criterion],
         row_slot=y_encoded.astype(np.int32),
@@ -187,8 +192,7 @@ def regression_statistics(criterion, y, sample_weight, max_multiplicity=1):
         third = sample_weight * y_log_y
     else:
         third = sample_weight * y * y
-    values = np.column_stack([sample_weight, sample_weight * y, third])
-    row_stats, inv_scales = _to_fixed(values, max_multiplicity)
+    row_stats, inv_scales = _to_fixed((sample_weight, sample_weight * y, third), max_multiplicity)
     return RowStatistics(
         criterion=criterion_id,
         row_slot=np.zeros(y.shape[0], dtype=np.int32),
@@ -216,12 +220,12 @@ def newton_statistics(gradients, hessians, l2_regularization, l1_regularization=
     xp : module
         The array library of ``gradients`` and ``hessians``.
     """
-    # Transposed, then flattened: the trees' columns one after another (a 1-D input is unchanged).
-    values = xp.stack([gradients.T.reshape(-1), hessians.T.reshape(-1)], axis=1)
-    row_stats, inv_scales = _to_fixed(values, max_multiplicity, xp)
+    # Transposed, then flattened: the trees' columns one after another (a 1-D input or one
+    # column is not copied).
+    row_stats, inv_scales = _to_fixed((gradients.T.reshape(-1), hessians.T.reshape(-1)), max_multiplicity, xp)
     return RowStatistics(
         criterion=common.NEWTON,
-        row_slot=xp.zeros(values.shape[0], dtype=np.int32),
+        row_slot=xp.zeros(row_stats.shape[0], dtype=np.int32),
         row_stats=row_stats,
         inv_scales=np.concatenate([inv_scales, [1.0]]),
         l2_regularization=float(l2_regularization),

@@ -404,6 +404,22 @@ def test_newton_statistics_of_several_trees_share_one_scale_per_statistic():
     np.testing.assert_array_equal(one_column.inv_scales, one_dimensional.inv_scales)
 
 
+
+def test_fixed_point_statistics_follow_the_two_step_scale():
+    """Each column's scale from the int64 total of ``rint(|v| * s0)`` with ``s0`` sized by its largest
+    value, then ``rint(v * scale)``: the numba passes against numpy written out (several chunks of rows)."""
+    rng = np.random.default_rng(8)
+    n_rows = 3 * statistics._CHUNK_ROWS + 17
+    columns = (rng.normal(size=n_rows) * 1e3, rng.uniform(0, 1e-6, n_rows), np.zeros(n_rows))
+    fixed, inv_scales = statistics._to_fixed(columns, 3)
+    for column, values in enumerate(columns):
+        first_scale = statistics.fixed_point_scale(np.abs(values).max() * n_rows)
+        total = int(np.rint(np.abs(values) * first_scale).astype(np.int64).sum())
+        scale = statistics.fixed_point_scale(total / first_scale * 3)
+        assert inv_scales[column] == 1.0 / scale
+        np.testing.assert_array_equal(fixed[:, column], np.rint(values * scale).astype(np.int64))
+    assert 2**61 < np.abs(fixed[:, 0]).sum() * 3 <= 2**62  # the scale uses the 62 bits
+
 def test_row_data_checks_the_statistics_rows():
     rng = np.random.default_rng(4)
     gradients, hessians = rng.normal(size=(20, 3)), np.ones((20, 3))
