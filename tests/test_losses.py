@@ -88,6 +88,9 @@ def test_portable_exp_is_within_one_ulp_of_libm():
     values = np.concatenate([rng.uniform(-1, 1, 20_000), rng.uniform(-708, 709.7, 20_000)])
     ulps = np.abs(exp_all(values) - np.exp(values)) / np.spacing(np.exp(values))
     assert ulps.max() <= 1.0
+    # Subnormal results (2**k below 2**-1022, rounded once): within one unit of the smallest subnormal.
+    tiny = rng.uniform(-745.1, -708.4, 20_000)
+    assert np.abs(exp_all(tiny) - np.exp(tiny)).max() <= np.spacing(0.0)
     specials = np.array([0.0, np.nan, np.inf, -np.inf, 709.78, 710.0, -745.1, -746.0])
     with np.errstate(over="ignore"):
         np.testing.assert_array_equal(exp_all(specials), np.exp(specials))
