@@ -73,6 +73,9 @@ class RowData:
         Tree ``t`` reads row ``r``'s statistics at ``t * stats_stride + r``.
     unit_counts : bool
         Every entry of ``sample_counts`` is 1: the histogram kernels skip reading them.
+    constant_hessian : int or None
+        ``RowStatistics.constant_hessian`` when ``unit_counts`` (else None): the CPU
+        histogram kernel derives the hessian slot from the row count.
     """
 
     X_binned: np.ndarray
@@ -83,6 +86,7 @@ class RowData:
     row_stats: np.ndarray
     stats_stride: int = 0
     unit_counts: bool = False
+    constant_hessian: int | None = None
 
 
 class Backend:
@@ -135,6 +139,7 @@ class Backend:
                 f"{n_trees} trees of {n_samples} rows."
             )
         sample_counts = self.to_device(sample_counts)
+        unit_counts = bool((sample_counts == 1).all())
         return RowData(
             X_binned=X_binned,
             histogram_bins=self.histogram_bins(X_binned) if histogram_bins is None else histogram_bins,
@@ -143,7 +148,8 @@ class Backend:
             row_slot=self.to_device(stats.row_slot),
             row_stats=self.to_device(stats.row_stats),
             stats_stride=stats.stats_stride,
-            unit_counts=bool((sample_counts == 1).all()),
+            unit_counts=unit_counts,
+            constant_hessian=stats.constant_hessian if unit_counts else None,
         )
 
     def map_to_bins(self, X, bin_thresholds, n_thresholds, missing_bin):
@@ -207,6 +213,7 @@ class Backend:
             rows.histogram_bins, rows.sample_indices, self.to_device(node_start), self.to_device(node_stop),
             self.to_device(node_tree), self.to_device(feature_mask), rows.sample_counts, rows.row_slot,
             rows.row_stats, rows.stats_stride, hist, unit_counts=rows.unit_counts,
+            constant_hessian=rows.constant_hessian,
         )
         return hist
 

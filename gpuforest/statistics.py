@@ -47,6 +47,10 @@ class RowStatistics:
         Tree ``t`` of a batch reads row ``r``'s statistics at ``t * stats_stride + r``:
         0 when every tree shares them (``n_stats_rows = n_samples``), ``n_samples``
         when each tree has its own (``n_stats_rows = n_trees * n_samples``).
+    constant_hessian : int or None
+        ``newton`` only: the fixed-point hessian of every row when all are equal
+        (squared error without sample weights), else None. A histogram's
+        hessian slot is then its row count times it.
     """
 
     criterion: int
@@ -56,6 +60,7 @@ class RowStatistics:
     l2_regularization: float = 0.0
     l1_regularization: float = 0.0
     stats_stride: int = 0
+    constant_hessian: int | None = None
 
     @property
     def n_slots(self):
@@ -223,6 +228,8 @@ def newton_statistics(gradients, hessians, l2_regularization, l1_regularization=
     # Transposed, then flattened: the trees' columns one after another (a 1-D input or one
     # column is not copied).
     row_stats, inv_scales = _to_fixed((gradients.T.reshape(-1), hessians.T.reshape(-1)), max_multiplicity, xp)
+    first_hessian = row_stats[:1, 1]
+    constant = row_stats.shape[0] > 0 and bool((row_stats[:, 1] == first_hessian).all())
     return RowStatistics(
         criterion=common.NEWTON,
         row_slot=xp.zeros(row_stats.shape[0], dtype=np.int32),
@@ -231,4 +238,5 @@ def newton_statistics(gradients, hessians, l2_regularization, l1_regularization=
         l2_regularization=float(l2_regularization),
         l1_regularization=float(l1_regularization),
         stats_stride=gradients.shape[0] if gradients.ndim == 2 else 0,
+        constant_hessian=int(first_hessian[0]) if constant else None,
     )

@@ -318,6 +318,36 @@ def test_build_histograms_with_unit_counts_matches_reference(criterion, chunking
         np.testing.assert_array_equal(hist[mask], reference_histograms(rows, stats)[mask])
 
 
+@pytest.mark.parametrize("n_trees", [None, 2])
+def test_build_histograms_with_constant_hessian_matches_reference(n_trees, chunking):
+    """Squared error's (g, 1): the hessian slot derived from the row count equals the hessians' sum."""
+    rng = np.random.default_rng(180)
+    rows = make_rows(rng, n_features=6)
+    rows["sample_counts"][:] = 1
+    n_samples = rows["X_binned"].shape[0]
+    shape = (n_samples,) if n_trees is None else (n_samples, n_trees)
+    stats = statistics.newton_statistics(rng.normal(size=shape), np.full(shape, 0.7), 0.0)
+    assert stats.constant_hessian == stats.row_stats[0, 1]
+    hist_shape = (rows["node_start"].size, rows["X_binned"].shape[1], rows["max_bins"], 3)
+    for mask in (np.ones(hist_shape[:2], dtype=bool), random_feature_mask(rng, *hist_shape[:2])):
+        hist = rng.integers(-100, 100, hist_shape)
+        histogram.build_histograms(
+            np.ascontiguousarray(rows["X_binned"]), rows["sample_indices"], rows["node_start"], rows["node_stop"],
+            rows["node_tree"], mask, rows["sample_counts"], stats.row_slot, stats.row_stats, stats.stats_stride, hist,
+            unit_counts=True, constant_hessian=stats.constant_hessian,
+        )
+        np.testing.assert_array_equal(hist[mask], reference_histograms(rows, stats)[mask])
+    hessians = np.full(shape, 0.7)
+    hessians.flat[3] = 0.8
+    assert statistics.newton_statistics(rng.normal(size=shape), hessians, 0.0).constant_hessian is None
+    with pytest.raises(ValueError, match="unit counts"):
+        histogram.build_histograms(
+            np.ascontiguousarray(rows["X_binned"]), rows["sample_indices"], rows["node_start"], rows["node_stop"],
+            rows["node_tree"], mask, rows["sample_counts"], stats.row_slot, stats.row_stats, stats.stats_stride, hist,
+            constant_hessian=stats.constant_hessian,
+        )
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_subtract_histograms_gives_the_sibling(seed):
     rng = np.random.default_rng(200 + seed)

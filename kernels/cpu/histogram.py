@@ -24,7 +24,7 @@ from .prefetch import PREFETCH_DISTANCE, is_sparse, prefetch_row
 
 def build_histograms(
     X_binned, sample_indices, node_start, node_stop, node_tree, feature_mask, sample_counts, row_slot, row_stats,
-    stats_stride, hist, unit_counts=False,
+    stats_stride, hist, unit_counts=False, constant_hessian=None,
 ):
     """Fill ``hist`` for every (node, feature) pair of ``feature_mask``, in parallel over chunks of rows.
 
@@ -51,17 +51,24 @@ def build_histograms(
     unit_counts : bool
         Every entry of ``sample_counts`` is 1 (no bootstrap): they are not read
         (one cache miss less per row of a deep node).
+    constant_hessian : int or None
+        With (gradient, hessian) statistics, every row's hessian when all are
+        equal and ``unit_counts``: the hessians are not added, the hessian slot
+        is the row count times it (the same int64 sum, LightGBM's constant-hessian histograms).
     """
+    if constant_hessian is not None and (row_stats.shape[1] != 2 or hist.shape[3] != 3 or not unit_counts):
+        raise ValueError("constant_hessian needs (gradient, hessian) statistics, 3 histogram slots and unit counts.")
     _build_histograms(
         X_binned, sample_indices, node_start, node_stop, node_tree, feature_mask, None if unit_counts else sample_counts,
         row_slot, row_stats, stats_stride, rows_per_chunk(node_start, node_stop), hist,
+        None if constant_hessian is None else np.int64(constant_hessian),
     )
 
 
 @njit(parallel=True, cache=True)
 def _build_histograms(
     X_binned, sample_indices, node_start, node_stop, node_tree, feature_mask, sample_counts, row_slot, row_stats,
-    stats_stride, chunk_rows, hist,
+    stats_stride, chunk_rows, hist, constant_hessian,
 ):
     """``build_histograms`` with tasks of at most ``chunk_rows`` rows; ``sample_counts`` None: all 1."""
     n_nodes, n_features = hist.shape[0], hist.shape[1]
@@ -80,7 +87,7 @@ def _build_histograms(
         counts = None if sample_counts is None else sample_counts[node_tree[node]]
         _add_rows(
             target, features, X_binned, sample_indices, start, stop, counts, node_tree[node] * stats_stride, row_slot,
-            row_stats,
+            row_stats, constant_hessian,
         )
     for task in prange(n_nodes * n_features):
         node = task // n_features
@@ -88,23 +95,33 @@ def _build_histograms(
         if feature_mask[node, feature_idx]:
             for chunk in range(first_chunk[node] + 1, first_chunk[node + 1]):
                 hist[node, feature_idx] += partial[extra_chunk[chunk], feature_idx]
+            if constant_hessian is not None:
+                feature_hist = hist[node, feature_idx]
+                for bin_idx in range(feature_hist.shape[0]):
+                    feature_hist[bin_idx, 1] = feature_hist[bin_idx, 2] * constant_hessian
 
 
 @njit(cache=True)
-def _add_rows(node_hist, features, X_binned, sample_indices, start, stop, counts, stats_base, row_slot, row_stats):
+def _add_rows(
+    node_hist, features, X_binned, sample_indices, start, stop, counts, stats_base, row_slot, row_stats, constant_hessian
+):
     """Add the rows at positions ``[start, stop)`` to ``node_hist`` (n_features, n_bins, n_slots) for ``features``.
 
     ``counts``: each row's multiplicity, or None for 1 (numba compiles a
-    version without the reads).
+    version without the reads). ``constant_hessian`` not None: the hessians
+    (slot 1 of (gradient, hessian, count)) are left out, to be derived from the count.
     """
+    args = (X_binned, sample_indices, start, stop, counts, stats_base, row_slot, row_stats, constant_hessian)
     if features.shape[0] == X_binned.shape[1]:
-        _add_rows_of(node_hist, None, X_binned, sample_indices, start, stop, counts, stats_base, row_slot, row_stats)
+        _add_rows_of(node_hist, None, *args)
     else:
-        _add_rows_of(node_hist, features, X_binned, sample_indices, start, stop, counts, stats_base, row_slot, row_stats)
+        _add_rows_of(node_hist, features, *args)
 
 
 @njit(cache=True)
-def _add_rows_of(node_hist, features, X_binned, sample_indices, start, stop, counts, stats_base, row_slot, row_stats):
+def _add_rows_of(
+    node_hist, features, X_binned, sample_indices, start, stop, counts, stats_base, row_slot, row_stats, constant_hessian
+):
     """``_add_rows`` for ``features``, or every feature when None (a counted loop: 1.5x faster).
 
     One statistic (class weights) and two (gradient, hessian) have loops of
@@ -140,7 +157,8 @@ def _add_rows_of(node_hist, features, X_binned, sample_indices, start, stop, cou
                 feature_idx = k if features is None else features[k]
                 bin_idx = X_binned[row, feature_idx]
                 node_hist[feature_idx, bin_idx, 0] += gradient
-                node_hist[feature_idx, bin_idx, 1] += hessian
+                if constant_hessian is None:
+                    node_hist[feature_idx, bin_idx, 1] += hessian
                 node_hist[feature_idx, bin_idx, 2] += 1
     else:
         for position in range(start, stop):
