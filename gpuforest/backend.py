@@ -293,7 +293,8 @@ class Backend:
     def add_leaf_values(self, raw, score_idx, rows, leaves, values):
         """``raw[rows, score_idx] += values[leaves]`` in place; ``raw`` (n_samples, n_scores), ``rows``
         (distinct, int32) and ``leaves`` (int64) on the device, ``values`` (n_nodes,) on the host."""
-        self.kernels.leaf_values.add_leaf_values(raw, score_idx, rows, leaves, self.to_device(np.ascontiguousarray(values)))
+        values = self.to_device(np.ascontiguousarray(values))
+        self.kernels.leaf_values.add_leaf_values(raw, score_idx, rows, leaves, values)
 
     def loss_gradients(self, loss, parameter, y, raw, sample_weight):
         """Weighted gradients and hessians on the device, each of the shape of ``raw``

@@ -164,11 +164,12 @@ def _add_rows_of(
         for position in range(start, stop):
             row = sample_indices[position]
             first_slot = row_slot[stats_base + row]
+            multiplicity = _multiplicity(counts, row)
             for k in range(n_loop):
                 feature_idx = k if features is None else features[k]
                 bin_idx = X_binned[row, feature_idx]
                 for stat_idx in range(n_row_stats):
-                    node_hist[feature_idx, bin_idx, first_slot + stat_idx] += _multiplicity(counts, row) * row_stats[stats_base + row, stat_idx]
+                    node_hist[feature_idx, bin_idx, first_slot + stat_idx] += multiplicity * row_stats[stats_base + row, stat_idx]
                 node_hist[feature_idx, bin_idx, count_slot] += 1
 
 

@@ -50,6 +50,7 @@ def _partition_node(
             prefetch_row(prefetch_column, sample_indices[position + PREFETCH_DISTANCE])
         row = sample_indices[position]
         left = goes_left(X_binned[row, feature_idx], threshold_bin, missing_left, missing_bin)
+        # A select, not a branch: which side a row goes to is unpredictable.
         scratch[left_position if left else right_position] = row
         left_position += left
         right_position += not left

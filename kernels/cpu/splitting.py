@@ -295,8 +295,10 @@ def find_best_splits_from_rows(
 
 
 @njit(cache=True)
-def _add_feature_rows(feature_hist, X_binned, feature_idx, sample_indices, start, stop, counts, stats_base, row_slot,
-                      row_stats, missing_bin):
+def _add_feature_rows(
+    feature_hist, X_binned, feature_idx, sample_indices, start, stop, counts, stats_base, row_slot, row_stats,
+    missing_bin,
+):
     """Add the rows at positions ``[start, stop)`` to one feature's histogram (n_bins, n_slots).
 
     Returns one past their highest non-missing bin: the bins a scan needs.
