@@ -76,6 +76,9 @@ class RowData:
     constant_hessian : int or None
         ``RowStatistics.constant_hessian`` when ``unit_counts`` (else None): the CPU
         histogram kernel derives the hessian slot from the row count.
+    count_bits : int
+        ``RowStatistics.count_bits``: the CPU histogram kernel adds the row count
+        into the low bits of a statistic.
     """
 
     X_binned: np.ndarray
@@ -87,6 +90,7 @@ class RowData:
     stats_stride: int = 0
     unit_counts: bool = False
     constant_hessian: int | None = None
+    count_bits: int = 0
 
 
 class Backend:
@@ -150,6 +154,7 @@ class Backend:
             stats_stride=stats.stats_stride,
             unit_counts=unit_counts,
             constant_hessian=stats.constant_hessian if unit_counts else None,
+            count_bits=stats.count_bits,
         )
 
     def map_to_bins(self, X, bin_thresholds, n_thresholds, missing_bin):
@@ -213,7 +218,7 @@ class Backend:
             rows.histogram_bins, rows.sample_indices, self.to_device(node_start), self.to_device(node_stop),
             self.to_device(node_tree), self.to_device(feature_mask), rows.sample_counts, rows.row_slot,
             rows.row_stats, rows.stats_stride, hist, unit_counts=rows.unit_counts,
-            constant_hessian=rows.constant_hessian,
+            constant_hessian=rows.constant_hessian, count_bits=rows.count_bits,
         )
         return hist
 

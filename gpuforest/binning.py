@@ -8,7 +8,10 @@ gets quantile thresholds, as in LightGBM and scikit-learn's
 HistGradientBoosting. The last bin, ``max_bins - 1``, holds missing values.
 """
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
+from numba import get_num_threads
 
 from .kernels.common import PURPOSE_BINNING
 from .kernels.cpu.sampling import uniform_per_row
@@ -66,10 +69,10 @@ class BinMapper:
         self.n_thresholds_ = np.zeros(n_features, dtype=np.int32)
         self.bin_min_ = np.full((n_features, self.max_bins), np.inf)
         self.bin_max_ = np.full((n_features, self.max_bins), -np.inf)
-        for feature_idx in range(n_features):
-            values = X[:, feature_idx]
-            distinct = np.unique(values[~np.isnan(values)]).astype(np.float64)
-            thresholds = _feature_thresholds(values, distinct, max_thresholds)
+        # numpy's sorts and partitions release the GIL: the features in parallel.
+        with ThreadPoolExecutor(get_num_threads()) as pool:
+            fitted = list(pool.map(lambda values: _feature_thresholds(values, max_thresholds), X.T))
+        for feature_idx, (distinct, thresholds) in enumerate(fitted):
             self.bin_thresholds_[feature_idx, : thresholds.size] = thresholds
             self.n_thresholds_[feature_idx] = thresholds.size
             bins = np.searchsorted(thresholds, distinct, side="left")
@@ -101,15 +104,14 @@ class BinMapper:
         return backend.map_to_bins(X, self.bin_thresholds_, self.n_thresholds_, self.missing_bin)
 
 
-def _feature_thresholds(values, distinct, max_thresholds):
-    """Increasing float64 thresholds of one feature (at most ``max_thresholds``).
-
-    ``distinct`` holds the sorted distinct non-NaN ``values`` as float64.
-    """
+def _feature_thresholds(values, max_thresholds):
+    """``(distinct, thresholds)`` of one feature's ``values``: its sorted distinct non-NaN values and
+    increasing thresholds (at most ``max_thresholds``), both float64."""
     values = values[~np.isnan(values)]
+    distinct = np.unique(values).astype(np.float64)
     if distinct.size <= max_thresholds + 1:
-        return (distinct[:-1] + distinct[1:]) / 2
+        return distinct, (distinct[:-1] + distinct[1:]) / 2
     quantiles = np.linspace(0, 100, max_thresholds + 2)[1:-1]
     thresholds = np.unique(np.percentile(values.astype(np.float64), quantiles, method="midpoint"))
     # The top quantile can equal the maximum; a threshold there splits nothing off.
-    return thresholds[thresholds < distinct[-1]]
+    return distinct, thresholds[thresholds < distinct[-1]]

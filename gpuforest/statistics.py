@@ -51,6 +51,11 @@ class RowStatistics:
         ``newton`` only: the fixed-point hessian of every row when all are equal
         (squared error without sample weights), else None. A histogram's
         hessian slot is then its row count times it.
+    count_bits : int
+        ``newton`` only: the hessian's scale (the gradient's with
+        ``constant_hessian``) leaves its sums' low ``count_bits`` bits free, and
+        ``2**count_bits`` exceeds a tree's rows, so the CPU histogram kernel adds
+        the row count into them (``kernels.cpu.histogram.build_histograms``). 0: not so.
     """
 
     criterion: int
@@ -61,6 +66,7 @@ class RowStatistics:
     l1_regularization: float = 0.0
     stats_stride: int = 0
     constant_hessian: int | None = None
+    count_bits: int = 0
 
     @property
     def n_slots(self):
@@ -86,11 +92,13 @@ def fixed_point_scale(abs_total):
     return 2.0 ** min(max(exponent, -_MAX_EXPONENT), _MAX_EXPONENT)
 
 
-def _to_fixed(columns, max_multiplicity, xp=np):
+def _to_fixed(columns, sum_factors, xp=np):
     """``columns`` (a tuple of 1-D arrays of one length, numpy or CuPy with ``xp``) in fixed point, as the
     columns of one int64 array (n_rows, n_columns), and their inverse scales.
 
-    A column's scale is sized by its total of absolute values, computed so
+    A column's scale is sized by its total of absolute values times its
+    ``sum_factors`` entry (the largest multiplicity of a row, times
+    ``2**count_bits`` for a column that shares its slot with a count), computed so
     that it does not depend on the order of the additions: the column goes to
     fixed point with a scale sized by its largest value (so no sum of it
     overflows) and is summed in int64. numpy and CuPy, CPU and GPU, get the
@@ -110,8 +118,8 @@ def _to_fixed(columns, max_multiplicity, xp=np):
     else:
         fixed_totals = xp.rint(xp.abs(values) * xp.asarray(first_scales)).astype(np.int64).sum(axis=0).get()
     scales = np.array([
-        fixed_point_scale(int(total) / first_scale * max_multiplicity)
-        for total, first_scale in zip(fixed_totals, first_scales)
+        fixed_point_scale(int(total) / first_scale * factor)
+        for total, first_scale, factor in zip(fixed_totals, first_scales, sum_factors)
     ])
     if xp is np:
         fixed = np.empty((n_rows, n_columns), dtype=np.int64)
@@ -180,7 +188,7 @@ def classification_statistics(criterion, y_encoded, n_classes, sample_weight, ma
     max_multiplicity : int
         Largest number of times a row is drawn (bootstrap), to size the scale.
     """
-    row_stats, inv_scales = _to_fixed((sample_weight,), max_multiplicity)
+    row_stats, inv_scales = _to_fixed((sample_weight,), (max_multiplicity,))
     return RowStatistics(
         criterion=CLASSIFICATION_CRITERIA[criterion],
         row_slot=y_encoded.astype(np.int32),
@@ -197,7 +205,7 @@ def regression_statistics(criterion, y, sample_weight, max_multiplicity=1):
         third = sample_weight * y_log_y
     else:
         third = sample_weight * y * y
-    row_stats, inv_scales = _to_fixed((sample_weight, sample_weight * y, third), max_multiplicity)
+    row_stats, inv_scales = _to_fixed((sample_weight, sample_weight * y, third), (max_multiplicity,) * 3)
     return RowStatistics(
         criterion=criterion_id,
         row_slot=np.zeros(y.shape[0], dtype=np.int32),
@@ -227,9 +235,13 @@ def newton_statistics(gradients, hessians, l2_regularization, l1_regularization=
     """
     # Transposed, then flattened: the trees' columns one after another (a 1-D input or one
     # column is not copied).
-    row_stats, inv_scales = _to_fixed((gradients.T.reshape(-1), hessians.T.reshape(-1)), max_multiplicity, xp)
-    first_hessian = row_stats[:1, 1]
-    constant = row_stats.shape[0] > 0 and bool((row_stats[:, 1] == first_hessian).all())
+    columns = (gradients.T.reshape(-1), hessians.T.reshape(-1))
+    # Equal hessians in float64 are equal in fixed point: the count goes with the gradient.
+    constant = columns[1].shape[0] > 0 and bool((columns[1] == columns[1][0]).all())
+    count_bits = int(gradients.shape[0]).bit_length()
+    packed_factor = max_multiplicity * 2**count_bits
+    sum_factors = (packed_factor, max_multiplicity) if constant else (max_multiplicity, packed_factor)
+    row_stats, inv_scales = _to_fixed(columns, sum_factors, xp)
     return RowStatistics(
         criterion=common.NEWTON,
         row_slot=xp.zeros(row_stats.shape[0], dtype=np.int32),
@@ -238,5 +250,6 @@ def newton_statistics(gradients, hessians, l2_regularization, l1_regularization=
         l2_regularization=float(l2_regularization),
         l1_regularization=float(l1_regularization),
         stats_stride=gradients.shape[0] if gradients.ndim == 2 else 0,
-        constant_hessian=int(first_hessian[0]) if constant else None,
+        constant_hessian=int(row_stats[0, 1]) if constant else None,
+        count_bits=count_bits,
     )

@@ -378,17 +378,17 @@ def softmax_gradients(y, n_classes, rng):
 
 def test_newton_statistics_of_several_trees_share_one_scale_per_statistic():
     """(n_samples, n_trees) gradients: tree ``t``'s row ``r`` at ``t * n_samples + r``, the scales of
-    all the columns stacked; one column gives the 1-D statistics bit for bit."""
+    all the columns stacked (the hessian's leaving the bits of a tree's row count free); one column
+    gives the 1-D statistics bit for bit."""
     rng = np.random.default_rng(3)
     gradients = rng.normal(size=(50, 3)) * [1.0, 10.0, 0.1]
     hessians = rng.uniform(0.1, 1.0, size=(50, 3))
     stats = statistics.newton_statistics(gradients, hessians, 1.0, 0.5)
     assert stats.stats_stride == 50 and stats.row_stats.shape == (150, 2) and stats.row_slot.shape == (150,)
-    assert not stats.row_slot.any()
-    stacked = statistics.newton_statistics(gradients.T.reshape(-1), hessians.T.reshape(-1), 1.0, 0.5)
-    assert stacked.stats_stride == 0
-    np.testing.assert_array_equal(stats.row_stats, stacked.row_stats)
-    np.testing.assert_array_equal(stats.inv_scales, stacked.inv_scales)
+    assert not stats.row_slot.any() and stats.count_bits == 6  # 50 rows per tree
+    stacked, inv_scales = statistics._to_fixed((gradients.T.reshape(-1), hessians.T.reshape(-1)), (1, 2**6))
+    np.testing.assert_array_equal(stats.row_stats, stacked)
+    np.testing.assert_array_equal(stats.inv_scales, np.append(inv_scales, 1.0))
     for tree in range(3):
         rows = slice(tree * 50, (tree + 1) * 50)
         np.testing.assert_allclose(stats.row_stats[rows, 0] * stats.inv_scales[0], gradients[:, tree], rtol=0,
@@ -411,11 +411,11 @@ def test_fixed_point_statistics_follow_the_two_step_scale():
     rng = np.random.default_rng(8)
     n_rows = 3 * statistics._CHUNK_ROWS + 17
     columns = (rng.normal(size=n_rows) * 1e3, rng.uniform(0, 1e-6, n_rows), np.zeros(n_rows))
-    fixed, inv_scales = statistics._to_fixed(columns, 3)
+    fixed, inv_scales = statistics._to_fixed(columns, (3, 3, 12))
     for column, values in enumerate(columns):
         first_scale = statistics.fixed_point_scale(np.abs(values).max() * n_rows)
         total = int(np.rint(np.abs(values) * first_scale).astype(np.int64).sum())
-        scale = statistics.fixed_point_scale(total / first_scale * 3)
+        scale = statistics.fixed_point_scale(total / first_scale * (3, 3, 12)[column])
         assert inv_scales[column] == 1.0 / scale
         np.testing.assert_array_equal(fixed[:, column], np.rint(values * scale).astype(np.int64))
     assert 2**61 < np.abs(fixed[:, 0]).sum() * 3 <= 2**62  # the scale uses the 62 bits

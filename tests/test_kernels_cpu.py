@@ -155,6 +155,40 @@ def random_feature_mask(rng, n_nodes, n_features):
 # --- binning -------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_map_to_bins_bucket_table_keeps_every_bin(seed):
+    """The equal-width bucket table gives the binary search's bins where buckets are uneven: skewed
+    thresholds (most in one bucket), a range too wide for float64 (one bucket), a single threshold,
+    values equal to thresholds, beyond the range and infinite."""
+    rng = np.random.default_rng(40 + seed)
+    n_samples, max_bins = 3000, 256
+    skewed = np.sort(np.unique(np.exp(rng.normal(0.0, 6.0, 400))))[: max_bins - 2]
+    features = [
+        skewed,
+        np.array([-1e308, -1.0, 0.0, 2.5, 1e308]),  # width overflows to inf
+        np.array([0.5]),
+        np.sort(rng.uniform(-1.0, 1.0, max_bins - 2)),
+        np.array([1.0, 1.0 + 2**-20, 1.0 + 2**-19]),  # a range narrower than float32's steps
+    ]
+    thresholds = np.full((len(features), max_bins), np.inf)
+    n_thresholds = np.array([t.size for t in features], dtype=np.int32)
+    for feature, chosen in enumerate(features):
+        thresholds[feature, : chosen.size] = chosen
+    X = np.empty((n_samples, len(features)), dtype=np.float32)
+    for feature, chosen in enumerate(features):
+        finite = chosen[np.abs(chosen) < 1e38]
+        span = np.array([finite.min() - 1.0, finite.max() + 1.0])
+        candidates = np.concatenate([finite, span, [np.inf, -np.inf, np.nan]])
+        X[:, feature] = np.where(
+            rng.random(n_samples) < 0.5, rng.choice(candidates, n_samples), rng.uniform(*span, n_samples)
+        )
+    missing_bin = max_bins - 1
+    X_binned = np.empty(X.shape, dtype=np.uint8, order="F")
+    binning.map_to_bins(X, thresholds, n_thresholds, missing_bin, X_binned)
+    np.testing.assert_array_equal(X_binned, ref.map_to_bins(X, thresholds, n_thresholds, missing_bin))
+    assert len(np.unique(X_binned[:, 0])) > 100  # the skewed feature's bins are all reached
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_map_to_bins_matches_reference(seed):
     rng = np.random.default_rng(seed)
@@ -334,18 +368,70 @@ def test_build_histograms_with_constant_hessian_matches_reference(n_trees, chunk
         histogram.build_histograms(
             np.ascontiguousarray(rows["X_binned"]), rows["sample_indices"], rows["node_start"], rows["node_stop"],
             rows["node_tree"], mask, rows["sample_counts"], stats.row_slot, stats.row_stats, stats.stats_stride, hist,
-            unit_counts=True, constant_hessian=stats.constant_hessian,
+            unit_counts=True, constant_hessian=stats.constant_hessian, count_bits=stats.count_bits,
         )
         np.testing.assert_array_equal(hist[mask], reference_histograms(rows, stats)[mask])
     hessians = np.full(shape, 0.7)
     hessians.flat[3] = 0.8
     assert statistics.newton_statistics(rng.normal(size=shape), hessians, 0.0).constant_hessian is None
-    with pytest.raises(ValueError, match="unit counts"):
+    for kwargs in ({"count_bits": stats.count_bits}, {"unit_counts": True}):
+        with pytest.raises(ValueError, match="count_bits and unit counts"):
+            histogram.build_histograms(
+                np.ascontiguousarray(rows["X_binned"]), rows["sample_indices"], rows["node_start"], rows["node_stop"],
+                rows["node_tree"], mask, rows["sample_counts"], stats.row_slot, stats.row_stats, stats.stats_stride,
+                hist, constant_hessian=stats.constant_hessian, **kwargs,
+            )
+
+
+@pytest.mark.parametrize("unit_counts", [False, True])
+@pytest.mark.parametrize("n_trees", [None, 2])
+def test_build_histograms_with_packed_counts_matches_reference(n_trees, unit_counts, chunking):
+    """``count_bits``: each row's count added in the hessian's low bits gives the same (gradient, hessian,
+    count) sums, negative gradient sums and bootstrap multiplicities included."""
+    rng = np.random.default_rng(185)
+    rows = make_rows(rng, n_features=6)
+    if unit_counts:
+        rows["sample_counts"][:] = 1
+    n_samples = rows["X_binned"].shape[0]
+    shape = (n_samples,) if n_trees is None else (n_samples, n_trees)
+    stats = statistics.newton_statistics(
+        rng.normal(-0.3, 1.0, shape), rng.uniform(0.0, 2.0, shape), 0.0, max_multiplicity=MAX_COUNT
+    )
+    assert stats.constant_hessian is None and stats.count_bits == n_samples.bit_length()
+    hist_shape = (rows["node_start"].size, rows["X_binned"].shape[1], rows["max_bins"], 3)
+    for mask in (np.ones(hist_shape[:2], dtype=bool), random_feature_mask(rng, *hist_shape[:2])):
+        hist = rng.integers(-100, 100, hist_shape)
         histogram.build_histograms(
             np.ascontiguousarray(rows["X_binned"]), rows["sample_indices"], rows["node_start"], rows["node_stop"],
             rows["node_tree"], mask, rows["sample_counts"], stats.row_slot, stats.row_stats, stats.stats_stride, hist,
-            constant_hessian=stats.constant_hessian,
+            unit_counts=unit_counts, count_bits=stats.count_bits,
         )
+        expected = reference_histograms(rows, stats)
+        np.testing.assert_array_equal(hist[mask], expected[mask])
+    assert (expected[..., 0] < 0).any()
+    with pytest.raises(ValueError, match="n_samples=64"):
+        histogram.build_histograms(
+            np.ascontiguousarray(rows["X_binned"]), rows["sample_indices"], rows["node_start"], rows["node_stop"],
+            rows["node_tree"], mask, rows["sample_counts"], stats.row_slot, stats.row_stats, stats.stats_stride, hist,
+            count_bits=6,
+        )
+
+
+@pytest.mark.parametrize("constant", [False, True])
+def test_newton_statistics_leave_the_count_bits_free(constant):
+    """The packed statistic's scale keeps ``(sum << count_bits) + count`` within int64 for every
+    subset of rows, at the largest multiplicity; the other one uses its 62 bits."""
+    rng = np.random.default_rng(186)
+    n_samples, max_multiplicity = 1000, 3
+    gradients = rng.normal(size=n_samples) * 1e5
+    hessians = np.full(n_samples, 2.5) if constant else rng.uniform(0.0, 1e-3, n_samples)
+    stats = statistics.newton_statistics(gradients, hessians, 0.0, max_multiplicity=max_multiplicity)
+    assert stats.count_bits == 10 and (stats.constant_hessian is not None) == constant
+    packed, other = (0, 1) if constant else (1, 0)
+    packed_sum = int(np.abs(stats.row_stats[:, packed]).sum()) * max_multiplicity
+    assert 2**61 < packed_sum << stats.count_bits <= 2**62
+    if not constant:
+        assert 2**61 < int(np.abs(stats.row_stats[:, other]).sum()) * max_multiplicity <= 2**62
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -699,7 +785,7 @@ def test_random_thresholds_stay_between_the_lowest_and_highest_bins():
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_apply_splits_is_a_stable_partition(seed):
+def test_apply_splits_is_a_stable_partition(seed, chunking):
     rng = np.random.default_rng(300 + seed)
     rows = make_rows(rng, n_samples=90)
     X_binned, missing_bin = rows["X_binned"], rows["missing_bin"]
@@ -725,7 +811,7 @@ def test_apply_splits_is_a_stable_partition(seed):
 
 
 
-def test_apply_splits_of_scattered_rows():
+def test_apply_splits_of_scattered_rows(chunking):
     """Nodes whose increasing rows are spread out take the prefetching version: the same partition."""
     rng = np.random.default_rng(310)
     rows = make_rows(rng, n_samples=600)

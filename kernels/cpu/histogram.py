@@ -24,7 +24,7 @@ from .prefetch import PREFETCH_DISTANCE, is_sparse, prefetch_row
 
 def build_histograms(
     X_binned, sample_indices, node_start, node_stop, node_tree, feature_mask, sample_counts, row_slot, row_stats,
-    stats_stride, hist, unit_counts=False, constant_hessian=None,
+    stats_stride, hist, unit_counts=False, constant_hessian=None, count_bits=0,
 ):
     """Fill ``hist`` for every (node, feature) pair of ``feature_mask``, in parallel over chunks of rows.
 
@@ -52,23 +52,37 @@ def build_histograms(
         Every entry of ``sample_counts`` is 1 (no bootstrap): they are not read
         (one cache miss less per row of a deep node).
     constant_hessian : int or None
-        With (gradient, hessian) statistics, every row's hessian when all are
-        equal and ``unit_counts``: the hessians are not added, the hessian slot
-        is the row count times it (the same int64 sum, LightGBM's constant-hessian histograms).
+        With (gradient, hessian) statistics and ``count_bits``, every row's
+        hessian when all are equal and ``unit_counts``: the hessians are not
+        added, the hessian slot is the row count times it (the same int64 sum,
+        LightGBM's constant-hessian histograms).
+    count_bits : int
+        With (gradient, hessian) statistics, 0 or ``RowStatistics.count_bits``:
+        the row count is added in the low ``count_bits`` bits of the hessian
+        (with ``constant_hessian``: of the gradient) and taken apart at the end
+        (one read-modify-write less per row and feature, into a histogram of
+        two or one slots). The statistic's scale leaves those bits free and a
+        tree's ``n_samples`` rows fit in them, so the sums are the same.
     """
-    if constant_hessian is not None and (row_stats.shape[1] != 2 or hist.shape[3] != 3 or not unit_counts):
-        raise ValueError("constant_hessian needs (gradient, hessian) statistics, 3 histogram slots and unit counts.")
+    n_samples = sample_counts.shape[1]
+    if count_bits and (row_stats.shape[1] != 2 or hist.shape[3] != 3 or 2**count_bits <= n_samples):
+        raise ValueError(
+            f"count_bits={count_bits} needs (gradient, hessian) statistics, 3 histogram slots and more than "
+            f"n_samples={n_samples} values in the bits."
+        )
+    if constant_hessian is not None and not (count_bits and unit_counts):
+        raise ValueError("constant_hessian needs count_bits and unit counts.")
     _build_histograms(
         X_binned, sample_indices, node_start, node_stop, node_tree, feature_mask, None if unit_counts else sample_counts,
         row_slot, row_stats, stats_stride, rows_per_chunk(node_start, node_stop), hist,
-        None if constant_hessian is None else np.int64(constant_hessian),
+        None if constant_hessian is None else np.int64(constant_hessian), count_bits,
     )
 
 
 @njit(parallel=True, cache=True)
 def _build_histograms(
     X_binned, sample_indices, node_start, node_stop, node_tree, feature_mask, sample_counts, row_slot, row_stats,
-    stats_stride, chunk_rows, hist, constant_hessian,
+    stats_stride, chunk_rows, hist, constant_hessian, count_bits,
 ):
     """``build_histograms`` with tasks of at most ``chunk_rows`` rows; ``sample_counts`` None: all 1."""
     n_nodes, n_features = hist.shape[0], hist.shape[1]
@@ -87,7 +101,7 @@ def _build_histograms(
         counts = None if sample_counts is None else sample_counts[node_tree[node]]
         _add_rows(
             target, features, X_binned, sample_indices, start, stop, counts, node_tree[node] * stats_stride, row_slot,
-            row_stats, constant_hessian,
+            row_stats, constant_hessian, count_bits,
         )
     for task in prange(n_nodes * n_features):
         node = task // n_features
@@ -95,33 +109,34 @@ def _build_histograms(
         if feature_mask[node, feature_idx]:
             for chunk in range(first_chunk[node] + 1, first_chunk[node + 1]):
                 hist[node, feature_idx] += partial[extra_chunk[chunk], feature_idx]
-            if constant_hessian is not None:
-                feature_hist = hist[node, feature_idx]
-                for bin_idx in range(feature_hist.shape[0]):
-                    feature_hist[bin_idx, 1] = feature_hist[bin_idx, 2] * constant_hessian
 
 
 @njit(cache=True)
 def _add_rows(
-    node_hist, features, X_binned, sample_indices, start, stop, counts, stats_base, row_slot, row_stats, constant_hessian
+    node_hist, features, X_binned, sample_indices, start, stop, counts, stats_base, row_slot, row_stats,
+    constant_hessian, count_bits,
 ):
-    """Add the rows at positions ``[start, stop)`` to ``node_hist`` (n_features, n_bins, n_slots) for ``features``.
+    """Set ``node_hist`` (n_features, n_bins, n_slots) for ``features``
+    (zeroed by the caller) to the sums of the rows at positions ``[start, stop)``.
 
     ``counts``: each row's multiplicity, or None for 1 (numba compiles a
-    version without the reads). ``constant_hessian`` not None: the hessians
-    (slot 1 of (gradient, hessian, count)) are left out, to be derived from the count.
+    version without the reads). ``constant_hessian``, ``count_bits``: see ``build_histograms``.
     """
-    args = (X_binned, sample_indices, start, stop, counts, stats_base, row_slot, row_stats, constant_hessian)
-    if features.shape[0] == X_binned.shape[1]:
-        _add_rows_of(node_hist, None, *args)
+    args = (X_binned, sample_indices, start, stop, counts, stats_base)
+    all_features = features.shape[0] == X_binned.shape[1]
+    if count_bits:
+        if all_features:
+            _add_rows_packed(node_hist, None, *args, row_stats, constant_hessian, count_bits)
+        else:
+            _add_rows_packed(node_hist, features, *args, row_stats, constant_hessian, count_bits)
+    elif all_features:
+        _add_rows_of(node_hist, None, *args, row_slot, row_stats)
     else:
-        _add_rows_of(node_hist, features, *args)
+        _add_rows_of(node_hist, features, *args, row_slot, row_stats)
 
 
 @njit(cache=True)
-def _add_rows_of(
-    node_hist, features, X_binned, sample_indices, start, stop, counts, stats_base, row_slot, row_stats, constant_hessian
-):
+def _add_rows_of(node_hist, features, X_binned, sample_indices, start, stop, counts, stats_base, row_slot, row_stats):
     """``_add_rows`` for ``features``, or every feature when None (a counted loop: 1.5x faster).
 
     One statistic (class weights) and two (gradient, hessian) have loops of
@@ -157,8 +172,7 @@ def _add_rows_of(
                 feature_idx = k if features is None else features[k]
                 bin_idx = X_binned[row, feature_idx]
                 node_hist[feature_idx, bin_idx, 0] += gradient
-                if constant_hessian is None:
-                    node_hist[feature_idx, bin_idx, 1] += hessian
+                node_hist[feature_idx, bin_idx, 1] += hessian
                 node_hist[feature_idx, bin_idx, 2] += 1
     else:
         for position in range(start, stop):
@@ -171,6 +185,53 @@ def _add_rows_of(
                 for stat_idx in range(n_row_stats):
                     node_hist[feature_idx, bin_idx, first_slot + stat_idx] += multiplicity * row_stats[stats_base + row, stat_idx]
                 node_hist[feature_idx, bin_idx, count_slot] += 1
+
+
+@njit(cache=True)
+def _add_rows_packed(
+    node_hist, features, X_binned, sample_indices, start, stop, counts, stats_base, row_stats, constant_hessian,
+    count_bits,
+):
+    """``_add_rows`` of (gradient, hessian) statistics with the row count in the last added one's low bits.
+
+    The rows go to a compact histogram of 2 slots (gradient, hessian << count_bits
+    | count), 1 with ``constant_hessian`` (gradient << count_bits | count): on a
+    1M-row fit's levels 1.3x (2 slots) and 1.6x (1 slot) faster than the 3
+    slots' updates (fewer of them, a smaller histogram in the cache).
+    """
+    n_loop = X_binned.shape[1] if features is None else features.shape[0]
+    n_packed = 2 if constant_hessian is None else 1
+    packed = np.zeros((n_loop, node_hist.shape[1], n_packed), dtype=np.int64)
+    sparse = is_sparse(sample_indices, start, stop)
+    for position in range(start, stop):
+        if sparse:
+            _prefetch_ahead(X_binned, sample_indices, position, stop, stats_base, row_stats)
+        row = sample_indices[position]
+        gradient = _multiplicity(counts, row) * row_stats[stats_base + row, 0]
+        if constant_hessian is None:
+            hessian_count = ((_multiplicity(counts, row) * row_stats[stats_base + row, 1]) << count_bits) + 1
+            for k in range(n_loop):
+                bin_idx = X_binned[row, k if features is None else features[k]]
+                packed[k, bin_idx, 0] += gradient
+                packed[k, bin_idx, 1] += hessian_count
+        else:
+            gradient_count = (gradient << count_bits) + 1
+            for k in range(n_loop):
+                packed[k, X_binned[row, k if features is None else features[k]], 0] += gradient_count
+    # Two's complement: the low bits of (sum << count_bits) + count are the count, whatever the sum's sign.
+    count_mask = (np.int64(1) << count_bits) - 1
+    for k in range(n_loop):
+        feature_hist = node_hist[k if features is None else features[k]]
+        for bin_idx in range(feature_hist.shape[0]):
+            last = packed[k, bin_idx, n_packed - 1]
+            count = last & count_mask
+            if constant_hessian is None:
+                feature_hist[bin_idx, 0] = packed[k, bin_idx, 0]
+                feature_hist[bin_idx, 1] = last >> count_bits
+            else:
+                feature_hist[bin_idx, 0] = last >> count_bits
+                feature_hist[bin_idx, 1] = count * constant_hessian
+            feature_hist[bin_idx, 2] = count
 
 
 @njit(cache=True, inline="always")

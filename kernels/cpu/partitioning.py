@@ -1,12 +1,20 @@
-"""Apply splits: stable partition of each split node's rows into left, then right."""
+"""Apply splits: stable partition of each split node's rows into left, then right.
 
+In two parallel passes over chunks of rows (``chunks.node_chunks``, so that
+the few large nodes near the root keep every core busy): each chunk writes
+its left rows forwards and its right rows backwards into its own range of
+``scratch``; then each chunk copies them to their final positions, after the
+left (right) rows of its node's earlier chunks.
+"""
+
+import numpy as np
 from numba import njit, prange
 
 from ..common import goes_left
+from .chunks import chunk_range, node_chunks, rows_per_chunk
 from .prefetch import PREFETCH_DISTANCE, is_sparse, prefetch_row
 
 
-@njit(parallel=True, cache=True)
 def apply_splits(
     X_binned, sample_indices, scratch, node_start, node_stop, n_left, split_feature, split_bin,
     split_missing_left, missing_bin,
@@ -25,34 +33,70 @@ def apply_splits(
     split_feature, split_bin : ndarray of shape (n_nodes,), dtype int32
     split_missing_left : ndarray of shape (n_nodes,), dtype bool
     """
-    for node in prange(node_start.shape[0]):
-        start, stop, feature_idx = node_start[node], node_stop[node], split_feature[node]
-        split = (start + n_left[node], feature_idx, split_bin[node], split_missing_left[node], missing_bin)
+    _apply_splits(
+        X_binned, sample_indices, scratch, node_start, node_stop, n_left, split_feature, split_bin,
+        split_missing_left, missing_bin, rows_per_chunk(node_start, node_stop),
+    )
+
+
+@njit(parallel=True, cache=True)
+def _apply_splits(
+    X_binned, sample_indices, scratch, node_start, node_stop, n_left, split_feature, split_bin,
+    split_missing_left, missing_bin, chunk_rows,
+):
+    """``apply_splits`` with tasks of at most ``chunk_rows`` rows."""
+    first_chunk, chunk_node = node_chunks(node_start, node_stop, chunk_rows)
+    n_chunks = chunk_node.shape[0]
+    chunk_left = np.empty(n_chunks, dtype=np.int64)
+    for chunk in prange(n_chunks):
+        node = chunk_node[chunk]
+        start, stop = chunk_range(chunk, node, first_chunk, node_start, node_stop, chunk_rows)
+        feature_idx = split_feature[node]
+        split = (split_bin[node], split_missing_left[node], missing_bin)
         # Scattered rows: their bins are prefetched (in a version of its own: the test slows dense nodes).
+        column = X_binned[:, feature_idx]
         if is_sparse(sample_indices, start, stop):
-            _partition_node(X_binned, sample_indices, scratch, start, stop, *split, X_binned[:, feature_idx])
+            chunk_left[chunk] = _partition_chunk(column, sample_indices, scratch, start, stop, *split, column)
         else:
-            _partition_node(X_binned, sample_indices, scratch, start, stop, *split, None)
+            chunk_left[chunk] = _partition_chunk(column, sample_indices, scratch, start, stop, *split, None)
+    # Where each chunk's left and right rows go: after those of its node's earlier chunks.
+    left_to = np.empty(n_chunks, dtype=np.int64)
+    right_to = np.empty(n_chunks, dtype=np.int64)
+    for node in range(node_start.shape[0]):
+        left_position, right_position = node_start[node], node_start[node] + n_left[node]
+        for chunk in range(first_chunk[node], first_chunk[node + 1]):
+            start, stop = chunk_range(chunk, node, first_chunk, node_start, node_stop, chunk_rows)
+            left_to[chunk], right_to[chunk] = left_position, right_position
+            left_position += chunk_left[chunk]
+            right_position += stop - start - chunk_left[chunk]
+    # Unsigned indices here and below: numba leaves out the negative-index wraparound (1.4x faster).
+    for chunk in prange(n_chunks):
+        start, stop = chunk_range(chunk, chunk_node[chunk], first_chunk, node_start, node_stop, chunk_rows)
+        n_chunk_left = chunk_left[chunk]
+        for k in range(n_chunk_left):
+            sample_indices[np.uint64(left_to[chunk] + k)] = scratch[np.uint64(start + k)]
+        for k in range(stop - start - n_chunk_left):
+            sample_indices[np.uint64(right_to[chunk] + k)] = scratch[np.uint64(stop - 1 - k)]
 
 
 @njit(cache=True)
-def _partition_node(
-    X_binned, sample_indices, scratch, start, stop, right_position, feature_idx, threshold_bin, missing_left,
-    missing_bin, prefetch_column,
+def _partition_chunk(
+    column, sample_indices, scratch, start, stop, threshold_bin, missing_left, missing_bin, prefetch_column
 ):
-    """Partition one node's positions ``[start, stop)``: left from ``start``, right from ``right_position``.
+    """Write the left rows of positions ``[start, stop)`` to ``scratch`` from ``start`` on, the right ones
+    from ``stop - 1`` down; return how many go left.
 
-    ``prefetch_column``: the split feature's column, to prefetch from; None: no prefetching.
+    ``column``: the split feature's bins; ``prefetch_column``: the same, to prefetch from, or None: no prefetching.
     """
     left_position = start
+    right_position = stop - 1
     for position in range(start, stop):
         if prefetch_column is not None and position + PREFETCH_DISTANCE < stop:
-            prefetch_row(prefetch_column, sample_indices[position + PREFETCH_DISTANCE])
-        row = sample_indices[position]
-        left = goes_left(X_binned[row, feature_idx], threshold_bin, missing_left, missing_bin)
+            prefetch_row(prefetch_column, sample_indices[np.uint64(position + PREFETCH_DISTANCE)])
+        row = sample_indices[np.uint64(position)]
+        left = goes_left(column[np.uint32(row)], threshold_bin, missing_left, missing_bin)
         # A select, not a branch: which side a row goes to is unpredictable.
-        scratch[left_position if left else right_position] = row
+        scratch[np.uint64(left_position if left else right_position)] = row
         left_position += left
-        right_position += not left
-    for position in range(start, stop):
-        sample_indices[position] = scratch[position]
+        right_position -= not left
+    return left_position - start

@@ -200,11 +200,12 @@ def _build_histograms_kernel(n_bins, n_slots, group, threads, unit_counts):
 
 def build_histograms(
     X_binned, sample_indices, node_start, node_stop, node_tree, feature_mask, sample_counts, row_slot, row_stats,
-    stats_stride, hist, unit_counts=False, constant_hessian=None,
+    stats_stride, hist, unit_counts=False, constant_hessian=None, count_bits=0,
 ):
     """Fill ``hist`` (n_nodes, n_features, n_bins, n_slots) where ``feature_mask`` is True (see ``kernels.cpu``).
 
-    ``constant_hessian`` is not used: the hessians' sums are the same when added.
+    ``constant_hessian`` and ``count_bits`` are not used: the hessians and the
+    counts added on their own give the same sums.
 
     Launch: ``hist`` zeroed, then one kernel on a grid of ``(n_nodes +
     ceil(n_entries / rows_per_chunk), ceil(n_features / features_per_block))``
