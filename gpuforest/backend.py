@@ -301,10 +301,11 @@ class Backend:
         values = self.to_device(np.ascontiguousarray(values))
         self.kernels.leaf_values.add_leaf_values(raw, score_idx, rows, leaves, values)
 
-    def loss_gradients(self, loss, parameter, y, raw, sample_weight):
+    def loss_gradients(self, loss, parameter, y, raw, sample_weight, out=None):
         """Weighted gradients and hessians on the device, each of the shape of ``raw``
-        (n_samples, n_scores); ``y``, ``raw`` and ``sample_weight`` already there."""
-        gradients, hessians = self.xp.empty_like(raw), self.xp.empty_like(raw)
+        (n_samples, n_scores); ``y``, ``raw`` and ``sample_weight`` already there. ``out``: a
+        ``(gradients, hessians)`` pair to fill (else new)."""
+        gradients, hessians = (self.xp.empty_like(raw), self.xp.empty_like(raw)) if out is None else out
         self.kernels.gradients.loss_gradients(loss, parameter, y, raw, sample_weight, gradients, hessians)
         return gradients, hessians
 

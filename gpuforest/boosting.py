@@ -139,17 +139,21 @@ class BaseGradientBoosting(AllowNaNMixin, BaseEstimator):
         n_per_round = self._loss.n_trees_per_iteration
         counts = xp.ones((n_per_round, X.shape[0]), dtype=np.int32)  # drawn without replacement: once or not at all
         scorer = self._scorer()
+        stats, gradient_buffers = None, None  # the previous round's arrays, reused
         if X_val is not None and not self.train_score_:
             self._record_scores(scorer, X, y, sample_weight, backend.to_host(raw), X_val, y_val, weight_val, raw_val)
         for iteration in range(len(self.trees_) // n_per_round, self.n_estimators):
             if X_val is not None and self._should_stop():
                 break
-            gradients, hessians = self._loss.gradients(backend, y_device, raw, weight_device)
+            gradients, hessians = self._loss.gradients(backend, y_device, raw, weight_device, gradient_buffers)
+            gradient_buffers = (gradients, hessians)
             # Every tree of the round sees the round's rows, in a copy of its own (the grower
             # partitions each tree's rows in place), and reads its own column's (g, h).
             sample_indices = self._subsample(backend, iteration, X.shape[0])
             tree_offsets = np.arange(n_per_round + 1, dtype=np.int64) * sample_indices.shape[0]
-            stats = newton_statistics(gradients, hessians, self.l2_regularization, self.l1_regularization, xp=xp)
+            stats = newton_statistics(
+                gradients, hessians, self.l2_regularization, self.l1_regularization, xp=xp, previous=stats
+            )
             rows = backend.row_data(X_binned, xp.tile(sample_indices, n_per_round), counts, stats, histogram_bins)
             first_tree = len(self.trees_)
             grower = TreeGrower(

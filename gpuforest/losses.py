@@ -98,10 +98,11 @@ class Loss:
         """The kernel's ``parameter`` for this round."""
         return 0.0
 
-    def gradients(self, backend, y, raw, sample_weight):
-        """Weighted gradients and hessians on the device, shape (n_samples, n_trees_per_iteration)."""
+    def gradients(self, backend, y, raw, sample_weight, out=None):
+        """Weighted gradients and hessians on the device, shape (n_samples, n_trees_per_iteration);
+        ``out``: a previous round's pair to overwrite (fresh memory costs as much as the kernel)."""
         parameter = self.round_parameter(backend, y, raw, sample_weight)
-        return backend.loss_gradients(self.loss_id, parameter, y, raw, sample_weight)
+        return backend.loss_gradients(self.loss_id, parameter, y, raw, sample_weight, out)
 
     def refit_leaves(self, value, leaves, y, raw, sample_weight):
         """Set each leaf of ``value`` (n_nodes,) to ``refit_quantile`` of its rows' residuals ``y - raw`` (host arrays)."""
@@ -290,7 +291,7 @@ class CustomObjective(Loss):
     def baseline(self, y, sample_weight):
         return np.zeros(self.n_trees_per_iteration)
 
-    def gradients(self, backend, y, raw, sample_weight):
+    def gradients(self, backend, y, raw, sample_weight, out=None):
         raw_host = backend.to_host(raw)
         shape = raw_host.shape
         outputs = self.function(backend.to_host(y), raw_host[:, 0] if shape[1] == 1 else raw_host)

@@ -92,7 +92,7 @@ def fixed_point_scale(abs_total):
     return 2.0 ** min(max(exponent, -_MAX_EXPONENT), _MAX_EXPONENT)
 
 
-def _to_fixed(columns, sum_factors, xp=np):
+def _to_fixed(columns, sum_factors, xp=np, out=None):
     """``columns`` (a tuple of 1-D arrays of one length, numpy or CuPy with ``xp``) in fixed point, as the
     columns of one int64 array (n_rows, n_columns), and their inverse scales.
 
@@ -104,6 +104,7 @@ def _to_fixed(columns, sum_factors, xp=np):
     overflows) and is summed in int64. numpy and CuPy, CPU and GPU, get the
     same total, hence the same scale. numpy columns take numba's parallel
     passes (read where they are, not stacked first), CuPy ones its own operations.
+    ``out``: an int64 array of the result's shape to fill (numpy), else a new one.
     """
     n_rows, n_columns = columns[0].shape[0], len(columns)
     if xp is np:
@@ -122,7 +123,7 @@ def _to_fixed(columns, sum_factors, xp=np):
         for total, first_scale, factor in zip(fixed_totals, first_scales, sum_factors)
     ])
     if xp is np:
-        fixed = np.empty((n_rows, n_columns), dtype=np.int64)
+        fixed = np.empty((n_rows, n_columns), dtype=np.int64) if out is None else out
         _to_fixed_point(columns, scales, fixed)
     else:
         fixed = xp.rint(values * xp.asarray(scales)).astype(np.int64)
@@ -214,7 +215,9 @@ def regression_statistics(criterion, y, sample_weight, max_multiplicity=1):
     )
 
 
-def newton_statistics(gradients, hessians, l2_regularization, l1_regularization=0.0, max_multiplicity=1, xp=np):
+def newton_statistics(
+    gradients, hessians, l2_regularization, l1_regularization=0.0, max_multiplicity=1, xp=np, previous=None
+):
     """``(g, h)`` per row for second-order (Newton) boosting, kept where they are (numpy or CuPy).
 
     Parameters
@@ -232,6 +235,9 @@ def newton_statistics(gradients, hessians, l2_regularization, l1_regularization=
         Largest number of times a row is drawn, to size the scale.
     xp : module
         The array library of ``gradients`` and ``hessians``.
+    previous : RowStatistics or None
+        Statistics of the same shape no longer needed (a previous boosting
+        round's): their arrays are reused (fresh memory costs as much as filling it).
     """
     # Transposed, then flattened: the trees' columns one after another (a 1-D input or one
     # column is not copied).
@@ -241,10 +247,10 @@ def newton_statistics(gradients, hessians, l2_regularization, l1_regularization=
     count_bits = int(gradients.shape[0]).bit_length()
     packed_factor = max_multiplicity * 2**count_bits
     sum_factors = (packed_factor, max_multiplicity) if constant else (max_multiplicity, packed_factor)
-    row_stats, inv_scales = _to_fixed(columns, sum_factors, xp)
+    row_stats, inv_scales = _to_fixed(columns, sum_factors, xp, None if previous is None else previous.row_stats)
     return RowStatistics(
         criterion=common.NEWTON,
-        row_slot=xp.zeros(row_stats.shape[0], dtype=np.int32),
+        row_slot=xp.zeros(row_stats.shape[0], dtype=np.int32) if previous is None else previous.row_slot,
         row_stats=row_stats,
         inv_scales=np.concatenate([inv_scales, [1.0]]),
         l2_regularization=float(l2_regularization),

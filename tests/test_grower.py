@@ -14,6 +14,7 @@ from gpuforest import DecisionTreeClassifier, DecisionTreeRegressor, statistics
 from gpuforest.backend import CPUBackend, CUDABackend, get_backend
 from gpuforest.binning import BinMapper
 from gpuforest.grower import GrowthParams, NodeBatch, TreeGrower, feature_count, tree_feature_subsets
+from gpuforest.kernels import common
 from gpuforest.kernels.common import PURPOSE_COLUMNS
 from gpuforest.kernels.cuda import histogram as cuda_histogram
 from gpuforest.kernels.cuda import splitting as cuda_splitting
@@ -403,6 +404,27 @@ def test_newton_statistics_of_several_trees_share_one_scale_per_statistic():
     np.testing.assert_array_equal(one_column.row_stats, one_dimensional.row_stats)
     np.testing.assert_array_equal(one_column.inv_scales, one_dimensional.inv_scales)
 
+
+
+def test_newton_statistics_and_gradients_fill_a_previous_rounds_arrays():
+    """``previous`` / ``out``: the same statistics and gradients, written into the arrays given."""
+    rng = np.random.default_rng(9)
+    backend = CPUBackend()
+    y, sample_weight = (rng.random(40) < 0.5).astype(float), rng.uniform(0.5, 2.0, 40)
+    first_raw, raw = rng.normal(size=(40, 1)), rng.normal(size=(40, 1))
+    first = backend.loss_gradients(common.LOSS_BINOMIAL, 0.0, y, first_raw, sample_weight)
+    previous = statistics.newton_statistics(*first, 1.0)
+    gradients, hessians = backend.loss_gradients(common.LOSS_BINOMIAL, 0.0, y, raw, sample_weight, out=first)
+    assert gradients is first[0] and hessians is first[1]
+    fresh = backend.loss_gradients(common.LOSS_BINOMIAL, 0.0, y, raw, sample_weight)
+    np.testing.assert_array_equal(gradients, fresh[0])
+    np.testing.assert_array_equal(hessians, fresh[1])
+    reused = statistics.newton_statistics(gradients, hessians, 1.0, previous=previous)
+    assert reused.row_stats is previous.row_stats and reused.row_slot is previous.row_slot
+    expected = statistics.newton_statistics(*fresh, 1.0)
+    np.testing.assert_array_equal(reused.row_stats, expected.row_stats)
+    np.testing.assert_array_equal(reused.inv_scales, expected.inv_scales)
+    assert not reused.row_slot.any()
 
 
 def test_fixed_point_statistics_follow_the_two_step_scale():
