@@ -207,8 +207,12 @@ def bin_of_value(thresholds, n_thresholds, value, missing_bin):
     """Bin of one raw value: binary search over ``thresholds[:n_thresholds]``."""
     if math.isnan(value):
         return missing_bin
-    low = 0
-    high = n_thresholds
+    return count_below(thresholds, value, 0, n_thresholds)
+
+
+@njit(cache=True, inline="always")
+def count_below(thresholds, value, low, high):
+    """``low`` plus how many of the increasing ``thresholds[low:high]`` are ``< value`` (binary search)."""
     while low < high:
         middle = (low + high) >> 1
         if thresholds[middle] < value:

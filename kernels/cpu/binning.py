@@ -15,6 +15,8 @@ searches only its bucket's few thresholds (3x faster; same bins, see
 import numpy as np
 from numba import njit, prange
 
+from ..common import count_below
+
 N_BUCKETS = 1024
 
 
@@ -51,14 +53,7 @@ def map_to_bins(X, bin_thresholds, n_thresholds, missing_bin, X_binned):
                 X_binned[row, feature_idx] = missing_bin
                 continue
             bucket = _bucket(value, origin, scale)
-            low, high = first[bucket], first[bucket + 1]
-            while low < high:
-                middle = (low + high) >> 1
-                if thresholds[middle] < value:
-                    low = middle + 1
-                else:
-                    high = middle
-            X_binned[row, feature_idx] = low
+            X_binned[row, feature_idx] = count_below(thresholds, value, first[bucket], first[bucket + 1])
 
 
 @njit(cache=True, inline="always")
