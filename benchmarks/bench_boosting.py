@@ -20,7 +20,7 @@ Tasks:
 
     python benchmarks/bench_boosting.py [--task classification|regression|adaboost]
         [--n-samples 1000000] [--n-features 28] [--n-estimators 200] [--max-depth 8]
-        [--device cpu] [--libraries gpuforest scikit-learn lightgbm xgboost] [--output-name NAME]
+        [--device cpu] [--libraries gpuforest scikit-learn lightgbm xgboost] [--runs 1] [--output-name NAME]
 """
 
 import argparse
@@ -244,6 +244,7 @@ def _markdown(report):
     if task != "adaboost":
         lines += [_TREES, ""]
     lines += bench_common.table_lines(result["rows"], metrics)
+    lines += bench_common.fit_runs_lines(result["rows"])
     lines += bench_common.compile_lines(result)
     lines += bench_common.settings_lines(result["rows"], lambda library: ESTIMATORS[task][library][1], notes)
     return "\n".join(lines)

@@ -6,8 +6,10 @@ a temporary folder; each library then fits and predicts in its own child process
 script run again with ``--only LIBRARY``), so that each fit's peak memory is its own.
 A child first fits its library once on tiny data (one-off costs: JIT compile, thread
 pools, CUDA context), reported apart, then measures the fit (1 run), the prediction
-(best of 3), the test scores and the peak resident memory (VmHWM) during the fit. The
-parent adds ratios to gpuforest's times, and writes JSON and a markdown table.
+(best of 3), the test scores and the peak resident memory (VmHWM) during the fit. With
+``--runs N`` the parent runs the libraries in turn N times (so that a slow spell of a
+shared machine falls on all of them) and keeps each library's run of fastest fit, with
+every run's fit time. It adds ratios to gpuforest's times, and writes JSON and a markdown table.
 
 Imported by the scripts of this folder, which run as ``python benchmarks/<script>.py``
 (so this folder is on ``sys.path``).
@@ -172,22 +174,24 @@ def run_child(args, measure_library, make_data):
 
 
 def run_libraries(script, args, make_data):
-    """Each of ``args.libraries`` in its own process (``script --only LIBRARY``) on the same data.
+    """Each of ``args.libraries`` in its own process (``script --only LIBRARY``) on the same data,
+    ``args.runs`` times in turn.
 
     The data (``make_data(args)``, generated once) and ``args`` are handed over as files
     in a temporary folder. A child that fails gives a row with ``error`` (its exit status
-    and the end of its output). Rows of the others get ``fit_ratio`` and ``predict_ratio``
+    and the end of its output). A library's row is its run of fastest fit, with
+    ``fit_s_runs`` (every run's fit time). Rows get ``fit_ratio`` and ``predict_ratio``
     (their time over gpuforest's) when gpuforest ran. Returns the rows.
     """
     tag = Path(script).stem
-    rows = []
+    runs = {library: [] for library in args.libraries}
     with tempfile.TemporaryDirectory(prefix=f"{tag}_") as data_dir:
         data_dir = Path(data_dir)
         for name, array in zip(DATA_NAMES, make_data(args)):
             np.save(data_dir / f"{name}.npy", array)
         saved = {key: value for key, value in vars(args).items() if key not in _CHILD_OPTIONS}
         (data_dir / _ARGS_FILE).write_text(json.dumps(saved))
-        for library in args.libraries:
+        for library in [library for _ in range(args.runs) for library in args.libraries]:
             print(f"[{tag}] {library} ...", file=sys.stderr, flush=True)
             row_path = data_dir / f"row_{library}.json"
             command = [
@@ -202,13 +206,23 @@ def run_libraries(script, args, make_data):
                 error = (child.stderr or child.stdout)[-3000:]
                 print(f"[{tag}]   failed (exit {child.returncode}):\n{error}", file=sys.stderr)
                 row = {"library": library, "error": f"exit {child.returncode}: {error}"}
-            rows.append(row)
+            runs[library].append(row)
+    rows = [_fastest_run(runs[library]) for library in args.libraries]
     ours = gpuforest_row(rows)
     for row in rows:
         if ours is not None and "error" not in row:
             row["fit_ratio"] = row["fit_s"] / ours["fit_s"]
             row["predict_ratio"] = row["predict_s"] / ours["predict_s"]
     return rows
+
+
+def _fastest_run(rows):
+    """A library's row of fastest fit among its runs, with every run's fit time; its first
+    failure if no run succeeded."""
+    fitted = [row for row in rows if "error" not in row]
+    if not fitted:
+        return rows[0]
+    return {**min(fitted, key=lambda row: row["fit_s"]), "fit_s_runs": [row["fit_s"] for row in fitted]}
 
 
 def gpuforest_row(rows):
@@ -220,6 +234,7 @@ def add_shared_arguments(parser, libraries):
     """The options every library benchmark takes, and the hidden ones of its child processes."""
     parser.add_argument("--device", choices=["cpu", "cuda", "auto"], default="cpu", help="gpuforest's (and XGBoost's)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--runs", type=int, default=1, help="times the libraries run in turn; the fastest fit is kept")
     parser.add_argument("--output-name", default=None, help="file stem under benchmarks/results/ (or an absolute path)")
     parser.add_argument("--only", choices=libraries, help="run one library in this process and print its row")
     parser.add_argument("--data-dir", help=argparse.SUPPRESS)
@@ -240,6 +255,7 @@ def run_report(script, args, make_data, **settings):
         "max_depth": args.max_depth,
         **settings,
         "device": args.device,
+        "runs": args.runs,
         "gpuforest_compile_s": ours["warm_up_s"] if ours else None,
         "rows": rows,
     }
@@ -282,13 +298,27 @@ def method_lines(title, report):
         f"gpuforest on device={result['device']}; {versions}. Load average (1 min) before / after: "
         f"{machine['load_average_before'][0]:.1f} / {machine['load_average_after'][0]:.1f}.",
         "Each library fits and predicts in its own process on the same data; times are the best of "
-        "1 fit / 3 predicts, after a warm-up fit on "
+        f"{_runs_text(result.get('runs', 1))}1 fit / 3 predicts, after a warm-up fit on "
         f"{WARM_UP_SAMPLES:,} rows (reported apart, not included: gpuforest's is its one-off JIT compile). "
         "Peak memory is the process's peak resident memory (VmHWM) during the fit: absolute, and its "
         "increase over the memory in use just before the fit (data and library loaded, peak reset). "
         "Host memory only: device memory is not counted. Ratios are peer time / gpuforest time "
         "(>1: gpuforest faster).",
     ]
+
+
+def _runs_text(runs):
+    """How the runs are counted in the method paragraph: nothing for one."""
+    return "" if runs == 1 else f"{runs} runs (the libraries in turn, each run in a new process) of "
+
+
+def fit_runs_lines(rows):
+    """Every run's fit time of each library, when there were several runs."""
+    runs = [(row["library"], row["fit_s_runs"]) for row in rows if len(row.get("fit_s_runs", ())) > 1]
+    if not runs:
+        return []
+    texts = [f"{library} {', '.join(f'{seconds:.2f}' for seconds in times)}" for library, times in runs]
+    return ["", "Fit seconds of each run: " + "; ".join(texts) + "."]
 
 
 def table_lines(rows, metrics):

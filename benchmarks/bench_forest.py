@@ -11,7 +11,7 @@ table to ``benchmarks/results/``.
 
     python benchmarks/bench_forest.py [--n-samples 1000000] [--n-features 28] [--n-estimators 100]
         [--max-depth 16] [--device cpu] [--task classification|regression]
-        [--libraries gpuforest scikit-learn lightgbm xgboost] [--output-name NAME]
+        [--libraries gpuforest scikit-learn lightgbm xgboost] [--runs 1] [--output-name NAME]
 """
 
 import argparse
@@ -149,6 +149,7 @@ def _markdown(report):
         "",
     ]
     lines += bench_common.table_lines(result["rows"], [(metric, f"test {metric}", ".4f")])
+    lines += bench_common.fit_runs_lines(result["rows"])
     lines += bench_common.compile_lines(result)
     lines += bench_common.settings_lines(
         result["rows"], lambda library: _estimator_name(library, result["task"]), SETTINGS_NOTES
