@@ -352,6 +352,15 @@ def test_build_histograms_with_unit_counts_matches_reference(criterion, chunking
         np.testing.assert_array_equal(hist[mask], reference_histograms(rows, stats)[mask])
 
 
+def build_rows_histograms(rows, stats, mask, hist, **options):
+    """``histogram.build_histograms`` of ``make_rows``' nodes and ``stats`` into ``hist`` (C-ordered bins)."""
+    histogram.build_histograms(
+        np.ascontiguousarray(rows["X_binned"]), rows["sample_indices"], rows["node_start"], rows["node_stop"],
+        rows["node_tree"], mask, rows["sample_counts"], stats.row_slot, stats.row_stats, stats.stats_stride, hist,
+        **options,
+    )
+
+
 @pytest.mark.parametrize("n_trees", [None, 2])
 def test_build_histograms_with_constant_hessian_matches_reference(n_trees, chunking):
     """Squared error's (g, 1): the hessian slot derived from the row count equals the hessians' sum."""
@@ -365,10 +374,9 @@ def test_build_histograms_with_constant_hessian_matches_reference(n_trees, chunk
     hist_shape = (rows["node_start"].size, rows["X_binned"].shape[1], rows["max_bins"], 3)
     for mask in (np.ones(hist_shape[:2], dtype=bool), random_feature_mask(rng, *hist_shape[:2])):
         hist = rng.integers(-100, 100, hist_shape)
-        histogram.build_histograms(
-            np.ascontiguousarray(rows["X_binned"]), rows["sample_indices"], rows["node_start"], rows["node_stop"],
-            rows["node_tree"], mask, rows["sample_counts"], stats.row_slot, stats.row_stats, stats.stats_stride, hist,
-            unit_counts=True, constant_hessian=stats.constant_hessian, count_bits=stats.count_bits,
+        build_rows_histograms(
+            rows, stats, mask, hist, unit_counts=True, constant_hessian=stats.constant_hessian,
+            count_bits=stats.count_bits,
         )
         np.testing.assert_array_equal(hist[mask], reference_histograms(rows, stats)[mask])
     hessians = np.full(shape, 0.7)
@@ -376,11 +384,7 @@ def test_build_histograms_with_constant_hessian_matches_reference(n_trees, chunk
     assert statistics.newton_statistics(rng.normal(size=shape), hessians, 0.0).constant_hessian is None
     for kwargs in ({"count_bits": stats.count_bits}, {"unit_counts": True}):
         with pytest.raises(ValueError, match="count_bits and unit counts"):
-            histogram.build_histograms(
-                np.ascontiguousarray(rows["X_binned"]), rows["sample_indices"], rows["node_start"], rows["node_stop"],
-                rows["node_tree"], mask, rows["sample_counts"], stats.row_slot, stats.row_stats, stats.stats_stride,
-                hist, constant_hessian=stats.constant_hessian, **kwargs,
-            )
+            build_rows_histograms(rows, stats, mask, hist, constant_hessian=stats.constant_hessian, **kwargs)
 
 
 @pytest.mark.parametrize("unit_counts", [False, True])
@@ -401,20 +405,12 @@ def test_build_histograms_with_packed_counts_matches_reference(n_trees, unit_cou
     hist_shape = (rows["node_start"].size, rows["X_binned"].shape[1], rows["max_bins"], 3)
     for mask in (np.ones(hist_shape[:2], dtype=bool), random_feature_mask(rng, *hist_shape[:2])):
         hist = rng.integers(-100, 100, hist_shape)
-        histogram.build_histograms(
-            np.ascontiguousarray(rows["X_binned"]), rows["sample_indices"], rows["node_start"], rows["node_stop"],
-            rows["node_tree"], mask, rows["sample_counts"], stats.row_slot, stats.row_stats, stats.stats_stride, hist,
-            unit_counts=unit_counts, count_bits=stats.count_bits,
-        )
+        build_rows_histograms(rows, stats, mask, hist, unit_counts=unit_counts, count_bits=stats.count_bits)
         expected = reference_histograms(rows, stats)
         np.testing.assert_array_equal(hist[mask], expected[mask])
     assert (expected[..., 0] < 0).any()
     with pytest.raises(ValueError, match="n_samples=64"):
-        histogram.build_histograms(
-            np.ascontiguousarray(rows["X_binned"]), rows["sample_indices"], rows["node_start"], rows["node_stop"],
-            rows["node_tree"], mask, rows["sample_counts"], stats.row_slot, stats.row_stats, stats.stats_stride, hist,
-            count_bits=6,
-        )
+        build_rows_histograms(rows, stats, mask, hist, count_bits=6)
 
 
 @pytest.mark.parametrize("constant", [False, True])
