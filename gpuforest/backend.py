@@ -201,7 +201,7 @@ class Backend:
         totals = self.xp.empty((node_start.shape[0], n_slots), dtype=np.int64)
         self.kernels.histogram.node_totals(
             rows.sample_indices, self.to_device(node_start), self.to_device(node_stop), self.to_device(node_tree),
-            rows.sample_counts, rows.row_slot, rows.row_stats, rows.stats_stride, totals,
+            rows.sample_counts, rows.row_slot, rows.row_stats, rows.stats_stride, totals, unit_counts=rows.unit_counts,
         )
         return self.to_host(totals)
 

@@ -271,12 +271,15 @@ def test_threshold_draws_match_reference(seed):
 # --- histograms and totals --------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("unit_counts", [False, True])  # every row drawn once: counts not read
 @pytest.mark.parametrize("n_trees", [None, 2])  # statistics shared by the trees, or per tree
 @pytest.mark.parametrize("criterion", ["gini", "squared_error", "newton"])
 @pytest.mark.parametrize("seed", range(3))
-def test_node_totals_match_reference(criterion, seed, n_trees, chunking):
+def test_node_totals_match_reference(criterion, seed, n_trees, unit_counts, chunking):
     rng = np.random.default_rng(seed)
     rows = make_rows(rng)
+    if unit_counts:
+        rows["sample_counts"][:] = 1
     stats = make_statistics(rng, criterion, rows["X_binned"].shape[0], 1.0, n_trees=n_trees)
     # An empty node too.
     node_start = np.append(rows["node_start"], 5)
@@ -285,7 +288,7 @@ def test_node_totals_match_reference(criterion, seed, n_trees, chunking):
     totals = np.full((node_start.size, stats.n_slots), 123, dtype=np.int64)
     histogram.node_totals(
         rows["sample_indices"], node_start, node_stop, node_tree, rows["sample_counts"], stats.row_slot,
-        stats.row_stats, stats.stats_stride, totals,
+        stats.row_stats, stats.stats_stride, totals, unit_counts=unit_counts,
     )
     expected = ref.node_totals(
         rows["sample_indices"], node_start, node_stop, node_tree, rows["sample_counts"], stats.row_slot,

@@ -271,9 +271,11 @@ def _node_totals_kernel(n_slots, threads):
 
 
 def node_totals(
-    sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride, totals
+    sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride, totals,
+    unit_counts=False,
 ):
-    """Sum every node's rows into ``totals`` (n_nodes, n_slots) (see ``kernels.cpu``).
+    """Sum every node's rows into ``totals`` (n_nodes, n_slots) (see ``kernels.cpu``); reads
+    ``sample_counts`` whatever ``unit_counts`` says (all 1 then: the same sums).
 
     Launch: ``totals`` zeroed, then one block of ``THREADS`` threads per chunk of
     ``rows_per_chunk(n_entries, 1)`` rows (the task table of ``build_histograms``).
