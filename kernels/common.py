@@ -105,13 +105,10 @@ def node_weight(criterion, parent, left, side, n_stat_slots, inv_scales):
 def threshold_l1(sum_gradients, l1):
     """``sign(G) * max(|G| - l1, 0)``: the gradient sum shrunk by L1 (XGBoost's ``ThresholdL1``).
 
-    Exactly ``G`` when ``l1 == 0``.
+    Exactly ``G`` when ``l1 == 0``. Written without branches (at most one of the two terms
+    is nonzero): the sign of ``G`` is a coin toss in a split scan, a branch on it mispredicted.
     """
-    if sum_gradients > l1:
-        return sum_gradients - l1
-    if sum_gradients < -l1:
-        return sum_gradients + l1
-    return 0.0
+    return max(sum_gradients - l1, 0.0) + min(sum_gradients + l1, 0.0)
 
 
 @njit(cache=True)
