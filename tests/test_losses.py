@@ -84,6 +84,14 @@ def test_portable_exp_is_within_one_ulp_of_libm():
             out[i] = common.portable_exp(values[i])
         return out
 
+    @njit
+    def inlined_exp_all(values):
+        # The CPU gradients' form: inlined in a loop that LLVM vectorizes.
+        out = np.empty_like(values)
+        for i in range(values.shape[0]):
+            out[i] = common.inlined_portable_exp(values[i])
+        return out
+
     rng = np.random.default_rng(0)
     values = np.concatenate([rng.uniform(-1, 1, 20_000), rng.uniform(-708, 709.7, 20_000)])
     ulps = np.abs(exp_all(values) - np.exp(values)) / np.spacing(np.exp(values))
@@ -91,9 +99,12 @@ def test_portable_exp_is_within_one_ulp_of_libm():
     # Subnormal results (2**k below 2**-1022, rounded once): within one unit of the smallest subnormal.
     tiny = rng.uniform(-745.1, -708.4, 20_000)
     assert np.abs(exp_all(tiny) - np.exp(tiny)).max() <= np.spacing(0.0)
-    specials = np.array([0.0, np.nan, np.inf, -np.inf, 709.78, 710.0, -745.1, -746.0])
+    specials = np.array([0.0, -0.0, np.nan, np.inf, -np.inf, 709.78, 709.79, 710.0, -745.1, -745.14, -746.0])
     with np.errstate(over="ignore"):
         np.testing.assert_array_equal(exp_all(specials), np.exp(specials))
+    # Both compilations give the same bits, the ends and NaN included.
+    for inputs in (values, tiny, specials, rng.normal(0.0, 400.0, 20_000)):
+        np.testing.assert_array_equal(inlined_exp_all(inputs), exp_all(inputs))
 
 
 @pytest.mark.parametrize("quantile", [0.1, 0.5, 0.9])
