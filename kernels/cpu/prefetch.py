@@ -6,6 +6,10 @@ histogram kernel's many updates per row, the partition's unpredictable
 branch, keep the core from reaching the next rows' reads early). Asking for
 the rows ``PREFETCH_DISTANCE`` positions ahead overlaps those misses. A hint
 only: results do not depend on it.
+
+Call it in the loop itself: an inlined helper that took the arrays and called
+it compiled to three atomic reference-count increments and decrements per row
+(seen with ``inspect_asm``; the histograms ran 17% faster without them).
 """
 
 from llvmlite import ir
