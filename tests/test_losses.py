@@ -77,20 +77,19 @@ def test_cuda_gradients_equal_cpu_gradients(name):
 def test_portable_exp_is_within_one_ulp_of_libm():
     from numba import njit
 
-    @njit
-    def exp_all(values):
-        out = np.empty_like(values)
-        for i in range(values.shape[0]):
-            out[i] = common.portable_exp(values[i])
-        return out
+    def exp_loop(exp):
+        @njit
+        def exp_all(values):
+            out = np.empty_like(values)
+            for i in range(values.shape[0]):
+                out[i] = exp(values[i])
+            return out
 
-    @njit
-    def inlined_exp_all(values):
-        # The CPU gradients' form: inlined in a loop that LLVM vectorizes.
-        out = np.empty_like(values)
-        for i in range(values.shape[0]):
-            out[i] = common.inlined_portable_exp(values[i])
-        return out
+        return exp_all
+
+    exp_all = exp_loop(common.portable_exp)
+    # The CPU gradients' form: inlined in a loop that LLVM vectorizes.
+    inlined_exp_all = exp_loop(common.inlined_portable_exp)
 
     rng = np.random.default_rng(0)
     values = np.concatenate([rng.uniform(-1, 1, 20_000), rng.uniform(-708, 709.7, 20_000)])
