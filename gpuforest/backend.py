@@ -205,12 +205,15 @@ class Backend:
         )
         return self.to_host(totals)
 
-    def build_histograms(self, rows, node_start, node_stop, node_tree, n_bins, n_slots, feature_mask, out=None):
+    def build_histograms(
+        self, rows, node_start, node_stop, node_tree, n_bins, n_slots, feature_mask, out=None, out_rows=None,
+    ):
         """Histograms of shape (n_nodes, n_features, n_bins, n_slots), int64, on the device.
 
         Only the (node, feature) pairs where ``feature_mask`` (host, (n_nodes,
         n_features) bool) is True are filled; the others are unspecified.
-        ``out``: an array of that shape to fill (else a new one).
+        ``out``: an array (n_hist, n_features, n_bins, n_slots) to fill (else a new
+        one), node ``k`` its row ``out_rows[k]`` (host; None: row ``k``).
         """
         n_features = rows.X_binned.shape[1]
         hist = self.xp.empty((node_start.shape[0], n_features, n_bins, n_slots), dtype=np.int64) if out is None else out
@@ -219,17 +222,20 @@ class Backend:
             self.to_device(node_tree), self.to_device(feature_mask), rows.sample_counts, rows.row_slot,
             rows.row_stats, rows.stats_stride, hist, unit_counts=rows.unit_counts,
             constant_hessian=rows.constant_hessian, count_bits=rows.count_bits,
+            hist_rows=None if out_rows is None else self.to_device(out_rows),
         )
         return hist
 
-    def subtract_histograms(self, parent_hist, parent_rows, child_hist, child_rows, out=None):
-        """``parent_hist[parent_rows] - child_hist[child_rows]``, one histogram per pair, in ``out`` if given.
+    def subtract_histograms(self, parent_hist, parent_rows, child_hist, child_rows, out=None, out_rows=None):
+        """``parent_hist[parent_rows] - child_hist[child_rows]``, one histogram per pair, in ``out`` if given
+        (pair ``k`` in its row ``out_rows[k]``; None: row ``k``).
 
-        ``out`` may be another part of ``child_hist``'s array: rows are read in place, not gathered first.
+        ``out`` may be the array read, at other rows: rows are read in place, not gathered first.
         """
         sibling = self.xp.empty((len(parent_rows),) + parent_hist.shape[1:], dtype=np.int64) if out is None else out
         self.kernels.histogram.subtract_histograms(
-            parent_hist, self.to_device(parent_rows), child_hist, self.to_device(child_rows), sibling
+            parent_hist, self.to_device(parent_rows), child_hist, self.to_device(child_rows), sibling,
+            None if out_rows is None else self.to_device(out_rows),
         )
         return sibling
 

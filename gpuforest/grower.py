@@ -4,8 +4,7 @@ One loop grows any number of trees at once (a forest batch, or one tree)::
 
     candidates = self._evaluate(self._roots())
     while candidates.size:
-        chosen, candidates = self._select(candidates)
-        candidates = candidates.concat(self._evaluate(*self._split(chosen)))
+        candidates = self._evaluate(*self._split(candidates))
 
 ``_evaluate`` draws the features each node evaluates (``max_features`` of
 its tree's allowed features, ``GrowthParams.tree_features``, or all of them),
@@ -16,8 +15,9 @@ a child's features differ from its parent's; small nodes skip histograms and
 are scanned from their rows), then finds the best split of every node; ``_split``
 partitions the rows of the chosen nodes. Each step is one backend call for all
 nodes of all trees. Depth-wise growth splits every candidate; with
-``max_leaf_nodes`` the best candidate of each tree is split first (best-first,
-as scikit-learn's ``BestFirstTreeBuilder``).
+``max_leaf_nodes`` growth is best-first (``_BestFirst``: the trees of splitting
+each tree's best leaf first, as scikit-learn's ``BestFirstTreeBuilder``, grown
+several leaves per step, see ``best_first``).
 """
 
 from dataclasses import dataclass, fields
@@ -25,6 +25,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from .backend import SplitResult
+from .best_first import HistogramPool, NodeTable, commit_splits, leaves_to_expand, push_leaves
 from .kernels.common import NO_SPLIT, PURPOSE_COLUMNS
 from .tree import TREE_LEAF, TREE_UNDEFINED, Tree
 
@@ -33,6 +34,8 @@ EPSILON = np.finfo(np.float64).eps
 SUBSET_CHUNK_BYTES = 256 * 1024 * 1024
 # A level whose histograms need at most this much goes in one chunk without a memory query.
 SMALL_LEVEL_BYTES = 16 * 1024 * 1024
+# Most bytes of best-first growth's histogram pool (see _BestFirst._pool_rows).
+BEST_FIRST_POOL_BYTES = 512 * 1024 * 1024
 
 
 @dataclass
@@ -95,6 +98,15 @@ def tree_feature_subsets(backend, seed, first_tree, n_trees, n_features, fractio
     return subsets
 
 
+def sibling_roles(count):
+    """``(smaller, larger)``: positions of each pair's smaller and larger child (ties: the left is larger)
+    in a batch of children laid out lefts then rights, by their row counts ``count``."""
+    n_pairs = count.shape[0] // 2
+    left, right = np.arange(n_pairs), np.arange(n_pairs, 2 * n_pairs)
+    left_larger = count[left] >= count[right]
+    return np.where(left_larger, right, left), np.where(left_larger, left, right)
+
+
 @dataclass
 class NodeBatch:
     """Nodes of several trees, one entry per node in parallel arrays.
@@ -133,24 +145,6 @@ class NodeBatch:
         hist_row = None if self.hist_row is None else self.hist_row[positions]
         return NodeBatch(**taken, split=split, hist=self.hist, hist_row=hist_row)
 
-    def concat(self, other):
-        """Both batches' nodes; histograms are dropped unless ``self`` is empty.
-
-        Depth-wise growth leaves no candidates behind, so its histograms pass
-        through; best-first growth keeps none.
-        """
-        if self.size == 0:
-            return other
-        arrays = {
-            field.name: np.concatenate([getattr(self, field.name), getattr(other, field.name)])
-            for field in fields(self)
-            if field.name not in ("split", "hist", "hist_row")
-        }
-        split = SplitResult(
-            *(np.concatenate([a, b]) for a, b in zip(self.split.outputs(), other.split.outputs()))
-        )
-        return NodeBatch(**arrays, split=split)
-
 
 class _TreeRecorder:
     """Collects node and split records level by level; assembles ``Tree`` objects."""
@@ -175,8 +169,11 @@ class _TreeRecorder:
         self.next_node_idx += 2 * np.bincount(tree, minlength=self.next_node_idx.shape[0])
         return left, left + 1
 
-    def add_splits(self, parents, feature, bin_idx, threshold, missing_left, left, right):
-        self.splits.append((parents.tree, parents.node_idx, feature, bin_idx, threshold, missing_left, left, right))
+    def add_splits(self, parents, split, threshold, left, right):
+        """Record the ``split`` (a ``SplitResult``) of each of ``parents`` and its children's indices."""
+        self.splits.append(
+            (parents.tree, parents.node_idx, split.feature, split.bin, threshold, split.missing_left, left, right)
+        )
 
     def leaf_of_positions(self, tree_idx):
         """Leaf (node index) owning each position of tree ``tree_idx``'s part of ``sample_indices``, in order.
@@ -281,10 +278,12 @@ class TreeGrower:
 
     def grow(self):
         """Grow every tree; returns a list of ``Tree``."""
-        candidates = self._evaluate(self._roots())
-        while candidates.size:
-            chosen, candidates = self._select(candidates)
-            candidates = candidates.concat(self._evaluate(*self._split(chosen)))
+        if self.params.max_leaf_nodes is not None:
+            _BestFirst(self).grow()
+        else:
+            candidates = self._evaluate(self._roots())
+            while candidates.size:
+                candidates = self._evaluate(*self._split(candidates))
         return self.recorder.trees(self.n_features)
 
     def row_leaves(self, tree_idx):
@@ -326,29 +325,34 @@ class TreeGrower:
         With ``parent_hist``, ``nodes`` are the children of the previous
         candidates: the left children, then the right children, in order.
         """
-        params = self.params
         values, impurity, weight = self.backend.node_values(self.stats, nodes.totals, self.n_values)
         self.recorder.add_nodes(nodes, values, impurity, weight)
+        splittable = self._splittable(nodes, impurity, weight)
+        split, nodes.hist, nodes.hist_row = self._split_search(nodes, splittable, parent_hist, parent_hist_row)
+        nodes.split = split
+        return nodes.take(np.flatnonzero(self._can_split(nodes, splittable, split)))
+
+    def _splittable(self, nodes, impurity, weight):
+        """The pre-split stopping rules: which of ``nodes`` may split, (n_nodes,) bool."""
+        params = self.params
         count = nodes.totals[:, -1]
-        splittable = (
+        return (
             (nodes.depth < params.max_depth)
             & (count >= params.min_samples_split)
             & (count >= 2 * params.min_samples_leaf)
             & (weight >= 2 * self.min_weight_leaf[nodes.tree])
             & ((impurity > EPSILON) | (not self.stats.stops_when_pure))
         )
-        split, hist, hist_row = self._split_search(nodes, splittable, parent_hist, parent_hist_row)
+
+    def _can_split(self, nodes, splittable, split):
+        """Which splittable nodes' best split is allowed (a split found, gain rules), (n_nodes,) bool."""
         improvement = split.gain / self.root_weight[nodes.tree]
-        can_split = (
+        return (
             splittable
             & (split.feature != NO_SPLIT)
-            & (improvement + EPSILON >= params.min_impurity_decrease)
-            & (split.gain >= params.min_split_gain)
+            & (improvement + EPSILON >= self.params.min_impurity_decrease)
+            & (split.gain >= self.params.min_split_gain)
         )
-        nodes.split = split
-        if params.max_leaf_nodes is None:
-            nodes.hist, nodes.hist_row = hist, hist_row
-        return nodes.take(np.flatnonzero(can_split))
 
     def _split_search(self, nodes, splittable, parent_hist, parent_hist_row):
         """Histograms and best splits of ``nodes``, in as few chunks as memory allows.
@@ -452,11 +456,7 @@ class TreeGrower:
         build = needs_hist.copy()
         derive, derive_from, derive_parent = (np.empty(0, dtype=np.int64),) * 3
         if parent_hist is not None:
-            n_pairs = nodes.size // 2
-            left, right = np.arange(n_pairs), np.arange(n_pairs, 2 * n_pairs)
-            left_larger = count[left] >= count[right]
-            larger = np.where(left_larger, left, right)
-            smaller = np.where(left_larger, right, left)
+            smaller, larger = sibling_roles(count)
             subtract = (parent_hist_row >= 0) & needs_hist[larger]
             derive, derive_from, derive_parent = larger[subtract], smaller[subtract], parent_hist_row[subtract]
             build[derive] = False
@@ -515,38 +515,193 @@ class TreeGrower:
                 target[positions] = source
         return split
 
-    def _select(self, candidates):
-        """Candidates to split now, and those left for later (best-first only)."""
-        if self.params.max_leaf_nodes is None:
-            return candidates, candidates.take(np.empty(0, dtype=np.int64))
-        n_leaves = self.recorder.next_node_idx // 2 + 1
-        # The best candidate of each tree that may still add a leaf.
-        order = np.lexsort((candidates.node_idx, -candidates.split.gain, candidates.tree))
-        first_of_tree = order[np.unique(candidates.tree[order], return_index=True)[1]]
-        chosen = first_of_tree[n_leaves[candidates.tree[first_of_tree]] < self.params.max_leaf_nodes]
-        if chosen.size == 0:
-            return candidates.take(chosen), candidates.take(chosen)
-        rest = np.setdiff1d(np.arange(candidates.size), chosen)
-        return candidates.take(chosen), candidates.take(rest)
-
     def _split(self, chosen):
         """Partition the chosen nodes' rows; returns their children for ``_evaluate``."""
+        left, right = self.recorder.new_children(chosen.tree)
+        self.recorder.add_splits(chosen, chosen.split, self._thresholds(chosen.split), left, right)
+        return self._partition(chosen, np.concatenate([left, right])), chosen.hist, chosen.hist_row
+
+    def _thresholds(self, split):
+        """Raw thresholds of ``split``'s (a ``SplitResult``) bins."""
+        return self.bin_mapper.split_thresholds(split.feature, split.bin, split.next_bin)
+
+    def _partition(self, chosen, children_idx):
+        """Partition the rows of ``chosen`` by their splits; returns the children, lefts then rights,
+        numbered ``children_idx``."""
         split = chosen.split
         n_left = split.left_totals[:, -1].copy()
         self.backend.apply_splits(
             self.rows, chosen.start, chosen.stop, n_left, split.feature, split.bin, split.missing_left,
             self.bin_mapper.missing_bin,
         )
-        left, right = self.recorder.new_children(chosen.tree)
-        threshold = self.bin_mapper.split_thresholds(split.feature, split.bin, split.next_bin)
-        self.recorder.add_splits(chosen, split.feature, split.bin, threshold, split.missing_left, left, right)
         middle = chosen.start + n_left
-        children = NodeBatch(
+        return NodeBatch(
             tree=np.concatenate([chosen.tree, chosen.tree]),
-            node_idx=np.concatenate([left, right]),
+            node_idx=children_idx,
             depth=np.concatenate([chosen.depth + 1, chosen.depth + 1]),
             start=np.concatenate([chosen.start, middle]),
             stop=np.concatenate([middle, chosen.stop]),
             totals=np.concatenate([split.left_totals, chosen.totals - split.left_totals]),
         )
-        return children, chosen.hist, chosen.hist_row
+
+
+class _BestFirst:
+    """Best-first growth of a ``TreeGrower``'s trees, several leaves per step (``gpuforest.best_first``).
+
+    Every open leaf keeps its histogram in one ``HistogramPool`` (when the
+    nodes of a tree share their features), so an expanded leaf's smaller child
+    is built and the larger one derived by subtraction.
+    """
+
+    def __init__(self, grower):
+        self.grower = grower
+        self.keep_histograms = grower.nodes_share_features
+        # Evaluating a child then reads its node index: only each tree's best leaf per step.
+        self.exact = not grower.nodes_share_features or grower.params.random_thresholds
+        self.table = NodeTable()
+        # A tree has at most max_leaf_nodes leaves, and at most one per row.
+        capacity = np.minimum(grower.params.max_leaf_nodes, np.diff(grower.tree_offsets) + 1)
+        self.heap = np.empty(capacity.sum(), dtype=np.int64)
+        self.heap_start = np.concatenate([[0], np.cumsum(capacity)[:-1]]).astype(np.int64)
+        self.heap_size = np.zeros(grower.n_trees, dtype=np.int64)
+        n_bins, n_slots = grower.bin_mapper.max_bins, grower.stats.n_slots
+        self.pool = HistogramPool(grower.backend, self._pool_rows(capacity), grower.n_features, n_bins, n_slots)
+
+    def _pool_rows(self, capacity):
+        """Histograms the pool holds: every one the growth may keep at once (a tree's open leaves, the
+        children of its expanded leaves and a step's new children: 3 per leaf), or a step's children
+        when none are kept; at most half the free memory and ``BEST_FIRST_POOL_BYTES``."""
+        grower = self.grower
+        wanted = 3 * int(capacity.sum()) + 2 * grower.n_trees if self.keep_histograms else 2 * grower.n_trees
+        hist_bytes = grower.n_features * grower.bin_mapper.max_bins * grower.stats.n_slots * 8
+        if wanted * hist_bytes > SMALL_LEVEL_BYTES:
+            budget = min(0.5 * grower.backend.free_memory_bytes(), BEST_FIRST_POOL_BYTES)
+            wanted = min(wanted, int(budget // hist_bytes))
+        return max(wanted, 1)
+
+    def grow(self):
+        grower, table = self.grower, self.table
+        roots = self._evaluate(grower._roots(), None)
+        self._record(roots)
+        open_roots = roots[table.can_split[roots]]
+        push_leaves(self.heap, self.heap_start, self.heap_size, open_roots, table.tree[open_roots], table.gain,
+                    table.node_idx)
+        next_node_idx = grower.recorder.next_node_idx
+        selected = np.empty(self.heap.shape[0], dtype=np.int64)
+        while True:
+            n_committed = commit_splits(
+                self.heap, self.heap_start, self.heap_size, table.gain, table.node_idx, table.left_uid,
+                table.right_uid, table.can_split, next_node_idx, grower.params.max_leaf_nodes, selected,
+            )
+            self._record_splits(selected[:n_committed].copy())
+            n_expand = leaves_to_expand(
+                self.heap, self.heap_start, self.heap_size, table.gain, table.node_idx, table.left_uid,
+                next_node_idx, grower.params.max_leaf_nodes, self.exact, selected,
+            )
+            if n_expand == 0:
+                return
+            self._expand(selected[:n_expand].copy())
+
+    def _expand(self, uids):
+        """Partition the rows of leaves ``uids`` and evaluate their children."""
+        table = self.table
+        parents = self._batch(uids)
+        if self.exact:
+            # Each tree's best leaf, split next: its children's indices are known.
+            next_idx = self.grower.recorder.next_node_idx[parents.tree]
+            children_idx = np.concatenate([next_idx, next_idx + 1])
+        else:
+            children_idx = np.full(2 * uids.size, -1, dtype=np.int64)
+        children = self._evaluate(self.grower._partition(parents, children_idx), table.hist_row[uids])
+        self.pool.give(table.hist_row[uids])
+        table.hist_row[uids] = -1
+        table.left_uid[uids], table.right_uid[uids] = children[:uids.size], children[uids.size:]
+
+    def _evaluate(self, nodes, parent_rows):
+        """Values, best split and histogram of ``nodes`` (children lefts then rights, of parents whose pool
+        rows are ``parent_rows``; or roots: None), added to the table; returns their uids."""
+        grower = self.grower
+        values, impurity, weight = grower.backend.node_values(grower.stats, nodes.totals, grower.n_values)
+        splittable = grower._splittable(nodes, impurity, weight)
+        masks = grower._feature_masks(nodes, splittable)
+        hist_row = self._histograms(nodes, splittable, masks, parent_rows)
+        split = grower._best_splits(nodes, splittable, masks, self.pool.hist, hist_row)
+        can_split = grower._can_split(nodes, splittable, split)
+        dropped = ~can_split if self.keep_histograms else np.ones(nodes.size, dtype=bool)
+        self.pool.give(hist_row[dropped])
+        hist_row[dropped] = -1
+        no_children = np.full(nodes.size, -1, dtype=np.int64)
+        return self.table.append(
+            tree=nodes.tree, node_idx=nodes.node_idx, depth=nodes.depth, start=nodes.start, stop=nodes.stop,
+            totals=nodes.totals, values=values, impurity=impurity, weight=weight, gain=split.gain,
+            feature=split.feature, bin=split.bin, missing_left=split.missing_left, left_totals=split.left_totals,
+            next_bin=split.next_bin, can_split=can_split, hist_row=hist_row, left_uid=no_children,
+            right_uid=no_children,
+        )
+
+    def _histograms(self, nodes, splittable, masks, parent_rows):
+        """Pool rows of the histograms of ``nodes`` (-1: none; those without are scanned from their rows).
+
+        The large splittable nodes get one: built, or, for the larger child of
+        a parent whose histogram is kept, derived by subtraction from it and
+        its built sibling. A pool short of rows leaves the last ones without.
+        """
+        grower, pool = self.grower, self.pool
+        count = nodes.totals[:, -1]
+        needs_hist = splittable & (count >= grower.min_rows_histogram)
+        hist_row = np.full(nodes.size, -1, dtype=np.int64)
+        build = needs_hist.copy()
+        derive_pairs = np.empty(0, dtype=np.int64)
+        if parent_rows is not None:
+            smaller, larger = sibling_roles(count)
+            subtract = (parent_rows >= 0) & needs_hist[larger]
+            build[larger[subtract]] = False
+            build[smaller[subtract]] = True
+        build = np.flatnonzero(build)
+        hist_row[build] = pool.take(build.size)
+        build = build[hist_row[build] >= 0]
+        if parent_rows is not None:
+            derive_pairs = np.flatnonzero(subtract & (hist_row[smaller] >= 0))
+            hist_row[larger[derive_pairs]] = pool.take(derive_pairs.size)
+            derive_pairs = derive_pairs[hist_row[larger[derive_pairs]] >= 0]
+        n_bins, n_slots = grower.bin_mapper.max_bins, grower.stats.n_slots
+        if build.size:
+            grower.backend.build_histograms(
+                grower.rows, nodes.start[build], nodes.stop[build], nodes.tree[build], n_bins, n_slots, masks[build],
+                out=pool.hist, out_rows=hist_row[build],
+            )
+        if derive_pairs.size:
+            grower.backend.subtract_histograms(
+                pool.hist, parent_rows[derive_pairs], pool.hist, hist_row[smaller[derive_pairs]], out=pool.hist,
+                out_rows=hist_row[larger[derive_pairs]],
+            )
+        return hist_row
+
+    def _batch(self, uids):
+        """The table's nodes ``uids`` as a ``NodeBatch`` with their splits."""
+        table = self.table
+        return NodeBatch(
+            tree=table.tree[uids], node_idx=table.node_idx[uids], depth=table.depth[uids], start=table.start[uids],
+            stop=table.stop[uids], totals=table.totals[uids],
+            split=SplitResult(
+                gain=table.gain[uids], feature=table.feature[uids], bin=table.bin[uids],
+                missing_left=table.missing_left[uids], left_totals=table.left_totals[uids],
+                next_bin=table.next_bin[uids],
+            ),
+        )
+
+    def _record(self, uids):
+        table = self.table
+        self.grower.recorder.add_nodes(self._batch(uids), table.values[uids], table.impurity[uids], table.weight[uids])
+
+    def _record_splits(self, parents):
+        """Record the committed splits of ``parents`` and their children (numbered by ``commit_splits``)."""
+        if parents.size == 0:
+            return
+        table = self.table
+        left, right = table.left_uid[parents], table.right_uid[parents]
+        batch = self._batch(parents)
+        self.grower.recorder.add_splits(
+            batch, batch.split, self.grower._thresholds(batch.split), table.node_idx[left], table.node_idx[right]
+        )
+        self._record(np.concatenate([left, right]))

@@ -364,6 +364,28 @@ def build_rows_histograms(rows, stats, mask, hist, **options):
     )
 
 
+@pytest.mark.parametrize("criterion", ["gini", "newton"])
+def test_build_histograms_into_workspace_rows(criterion, chunking):
+    """``hist_rows``: node ``k`` fills row ``hist_rows[k]`` of a larger array, the other rows untouched
+    (chunked nodes add their partial sums there too; packed counts with newton)."""
+    rng = np.random.default_rng(160 + len(criterion))
+    rows = make_rows(rng, n_features=5)
+    rows["sample_counts"][:] = 1
+    stats = make_statistics(rng, criterion, rows["X_binned"].shape[0])
+    n_nodes = rows["node_start"].size
+    shape = (2 * n_nodes + 1, rows["X_binned"].shape[1], rows["max_bins"], stats.n_slots)
+    hist_rows = rng.permutation(shape[0])[:n_nodes]
+    before = rng.integers(-100, 100, shape)
+    hist = before.copy()
+    options = {"count_bits": stats.count_bits} if criterion == "newton" else {}
+    build_rows_histograms(
+        rows, stats, np.ones((n_nodes, shape[1]), dtype=bool), hist, hist_rows=hist_rows, unit_counts=True, **options
+    )
+    np.testing.assert_array_equal(hist[hist_rows], reference_histograms(rows, stats))
+    untouched = np.setdiff1d(np.arange(shape[0]), hist_rows)
+    np.testing.assert_array_equal(hist[untouched], before[untouched])
+
+
 @pytest.mark.parametrize("n_trees", [None, 2])
 def test_build_histograms_with_constant_hessian_matches_reference(n_trees, chunking):
     """Squared error's (g, 1): the hessian slot derived from the row count equals the hessians' sum."""
@@ -449,6 +471,13 @@ def test_subtract_histograms_gives_the_sibling(seed):
     histogram.subtract_histograms(parent, order, batch, order, batch[parent.shape[0]:])
     np.testing.assert_array_equal(batch[parent.shape[0]:], expected[order])
     np.testing.assert_array_equal(batch[:parent.shape[0]], child)
+    # Into chosen rows of one workspace holding the parents and the children.
+    n_nodes = parent.shape[0]
+    workspace = np.concatenate([parent, child, np.full_like(parent, 7)])
+    sibling_rows = 2 * n_nodes + rng.permutation(n_nodes)
+    histogram.subtract_histograms(workspace, order, workspace, n_nodes + order, workspace, sibling_rows)
+    np.testing.assert_array_equal(workspace[sibling_rows], expected[order])
+    np.testing.assert_array_equal(workspace[:2 * n_nodes], np.concatenate([parent, child]))
 
 
 # --- split finding ------------------------------------------------------------------------------

@@ -157,6 +157,21 @@ def test_build_histograms_with_unit_counts_matches_cpu(small_launches):
     np.testing.assert_array_equal(hist, cpu_histograms(batch, stats))
 
 
+def test_build_histograms_into_workspace_rows_matches_cpu(small_launches):
+    """``hist_rows``: each node's histogram in its own row of a larger array; the other rows untouched."""
+    rng = np.random.default_rng(13)
+    batch = make_batch(rng)
+    stats = make_statistics(rng, "newton", batch["X_binned"].shape[0], 1.0)
+    n_nodes = batch["node_start"].size
+    before = rng.integers(-100, 100, (n_nodes + 3, batch["X_binned"].shape[1], batch["max_bins"], 3))
+    hist_rows = rng.permutation(n_nodes + 3)[:n_nodes]
+    hist = before.copy()
+    cuda_histogram.build_histograms(*histogram_args(batch, stats), hist, hist_rows=hist_rows)
+    np.testing.assert_array_equal(hist[hist_rows], cpu_histograms(batch, stats))
+    untouched = np.setdiff1d(np.arange(hist.shape[0]), hist_rows)
+    np.testing.assert_array_equal(hist[untouched], before[untouched])
+
+
 @pytest.mark.parametrize("criterion, shared", [("gini", True), ("newton", True), ("gini", False)])
 def test_build_histograms_with_per_tree_statistics_matches_cpu(criterion, shared, small_launches, monkeypatch):
     """Each tree reads its own statistics (``stats_stride = n_samples``), in shared memory or with global atomics."""
@@ -297,6 +312,12 @@ def test_subtract_histograms_matches_cpu(small_launches, monkeypatch):
     sibling = np.full_like(expected, 7)
     cuda_histogram.subtract_histograms(parent, parent_rows, child, child_rows, sibling)
     np.testing.assert_array_equal(sibling, expected)
+    # Into chosen rows of a workspace; the others untouched.
+    workspace = np.full((6,) + shape[1:], 7, dtype=np.int64)
+    sibling_rows = np.array([5, 0, 3, 2])
+    cuda_histogram.subtract_histograms(parent, parent_rows, child, child_rows, workspace, sibling_rows)
+    np.testing.assert_array_equal(workspace[sibling_rows], expected)
+    assert (workspace[[1, 4]] == 7).all()
 
 
 def test_ptx_specializations_are_well_formed():

@@ -24,9 +24,10 @@ from .prefetch import PREFETCH_DISTANCE, is_sparse, prefetch_row
 
 def build_histograms(
     X_binned, sample_indices, node_start, node_stop, node_tree, feature_mask, sample_counts, row_slot, row_stats,
-    stats_stride, hist, unit_counts=False, constant_hessian=None, count_bits=0,
+    stats_stride, hist, unit_counts=False, constant_hessian=None, count_bits=0, hist_rows=None,
 ):
-    """Fill ``hist`` for every (node, feature) pair of ``feature_mask``, in parallel over chunks of rows.
+    """Fill node ``k``'s row ``hist_rows[k]`` of ``hist`` for every (node, feature) pair of ``feature_mask``,
+    in parallel over chunks of rows.
 
     Parameters
     ----------
@@ -46,8 +47,8 @@ def build_histograms(
         Tree ``t``'s statistics of row ``i`` are at ``t * stats_stride + i``:
         0 (``n_stats_rows = n_samples``, shared by the trees) or ``n_samples``
         (``n_stats_rows = n_trees * n_samples``, one set per tree).
-    hist : ndarray of shape (n_nodes, n_features, n_bins, n_slots), dtype int64
-        Output; overwritten where ``feature_mask`` is True, unspecified elsewhere.
+    hist : ndarray of shape (n_hist, n_features, n_bins, n_slots), dtype int64
+        Output; the nodes' rows are overwritten where ``feature_mask`` is True, unspecified elsewhere.
     unit_counts : bool
         Every entry of ``sample_counts`` is 1 (no bootstrap): they are not read
         (one cache miss less per row of a deep node).
@@ -63,6 +64,8 @@ def build_histograms(
         (one read-modify-write less per row and feature, into a histogram of
         two or one slots). The statistic's scale leaves those bits free and a
         tree's ``n_samples`` rows fit in them, so the sums are the same.
+    hist_rows : ndarray of shape (n_nodes,), dtype int64, or None
+        The distinct rows of ``hist`` the nodes fill (a workspace's free rows); None: ``0 .. n_nodes - 1``.
     """
     n_samples = sample_counts.shape[1]
     if count_bits and (row_stats.shape[1] != 2 or hist.shape[3] != 3 or 2**count_bits <= n_samples):
@@ -75,26 +78,32 @@ def build_histograms(
     _build_histograms(
         X_binned, sample_indices, node_start, node_stop, node_tree, feature_mask, None if unit_counts else sample_counts,
         row_slot, row_stats, stats_stride, rows_per_chunk(node_start, node_stop), hist,
-        None if constant_hessian is None else np.int64(constant_hessian), count_bits,
+        default_rows(hist_rows, node_start.shape[0]), None if constant_hessian is None else np.int64(constant_hessian),
+        count_bits,
     )
+
+
+def default_rows(rows, n_nodes):
+    """``rows``, or ``0 .. n_nodes - 1`` when None: the histogram rows of a batch of nodes."""
+    return np.arange(n_nodes, dtype=np.int64) if rows is None else rows
 
 
 @njit(parallel=True, cache=True)
 def _build_histograms(
     X_binned, sample_indices, node_start, node_stop, node_tree, feature_mask, sample_counts, row_slot, row_stats,
-    stats_stride, chunk_rows, hist, constant_hessian, count_bits,
+    stats_stride, chunk_rows, hist, hist_rows, constant_hessian, count_bits,
 ):
     """``build_histograms`` with tasks of at most ``chunk_rows`` rows; ``sample_counts`` None: all 1."""
-    n_nodes, n_features = hist.shape[0], hist.shape[1]
+    n_nodes, n_features = node_start.shape[0], hist.shape[1]
     first_chunk, chunk_node = node_chunks(node_start, node_stop, chunk_rows)
     n_chunks = chunk_node.shape[0]
-    # A node's first chunk fills hist[node], any other chunk c partial[extra_chunk[c]].
+    # A node's first chunk fills hist[hist_rows[node]], any other chunk c partial[extra_chunk[c]].
     extra_chunk = np.arange(n_chunks) - chunk_node - 1
     partial = np.empty((n_chunks - n_nodes,) + hist.shape[1:], dtype=np.int64)
     for chunk in prange(n_chunks):
         node = chunk_node[chunk]
         features = np.flatnonzero(feature_mask[node])
-        target = hist[node] if chunk == first_chunk[node] else partial[extra_chunk[chunk]]
+        target = hist[hist_rows[node]] if chunk == first_chunk[node] else partial[extra_chunk[chunk]]
         start, stop = chunk_range(chunk, node, first_chunk, node_start, node_stop, chunk_rows)
         counts = None if sample_counts is None else sample_counts[node_tree[node]]
         _add_rows(
@@ -106,7 +115,7 @@ def _build_histograms(
         feature_idx = task % n_features
         if feature_mask[node, feature_idx]:
             for chunk in range(first_chunk[node] + 1, first_chunk[node + 1]):
-                hist[node, feature_idx] += partial[extra_chunk[chunk], feature_idx]
+                hist[hist_rows[node], feature_idx] += partial[extra_chunk[chunk], feature_idx]
 
 
 @njit(cache=True)
@@ -306,23 +315,31 @@ def _add_totals(target, sample_indices, start, stop, counts, stats_base, row_slo
             accumulate_row(target, stats_base + row, _multiplicity(counts, row), row_slot, row_stats)
 
 
-@njit(parallel=True, cache=True)
-def subtract_histograms(parent_hist, parent_rows, child_hist, child_rows, sibling_hist):
-    """``sibling_hist[k] = parent_hist[parent_rows[k]] - child_hist[child_rows[k]]`` (exact in int64).
+def subtract_histograms(parent_hist, parent_rows, child_hist, child_rows, sibling_hist, sibling_rows=None):
+    """``sibling_hist[sibling_rows[k]] = parent_hist[parent_rows[k]] - child_hist[child_rows[k]]`` (exact in int64).
 
     Parameters
     ----------
     parent_hist, child_hist : ndarray of shape (n_hist, n_features, n_bins, n_slots), dtype int64
     parent_rows, child_rows : ndarray of shape (n_siblings,), dtype int64
-    sibling_hist : ndarray of shape (n_siblings, n_features, n_bins, n_slots), dtype int64
-        Output; may be another part of ``child_hist``'s array than the rows read.
+    sibling_hist : ndarray of shape (n_out, n_features, n_bins, n_slots), dtype int64
+        Output; may be the array read, at other rows.
+    sibling_rows : ndarray of shape (n_siblings,), dtype int64, or None
+        The distinct rows of ``sibling_hist`` written; None: ``0 .. n_siblings - 1``.
     """
+    _subtract_histograms(
+        parent_hist, parent_rows, child_hist, child_rows, sibling_hist, default_rows(sibling_rows, parent_rows.shape[0])
+    )
+
+
+@njit(parallel=True, cache=True)
+def _subtract_histograms(parent_hist, parent_rows, child_hist, child_rows, sibling_hist, sibling_rows):
     n_features = sibling_hist.shape[1]
-    for task in prange(sibling_hist.shape[0] * n_features):
+    for task in prange(sibling_rows.shape[0] * n_features):
         sibling, feature_idx = task // n_features, task % n_features
         parent = parent_hist[parent_rows[sibling], feature_idx]
         child = child_hist[child_rows[sibling], feature_idx]
-        target = sibling_hist[sibling, feature_idx]
+        target = sibling_hist[sibling_rows[sibling], feature_idx]
         for bin_idx in range(target.shape[0]):
             for slot in range(target.shape[1]):
                 target[bin_idx, slot] = parent[bin_idx, slot] - child[bin_idx, slot]

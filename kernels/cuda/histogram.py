@@ -125,7 +125,7 @@ def _build_histograms_kernel(n_bins, n_slots, group, threads, unit_counts):
 
     def build_histograms_kernel(
         X_binned, sample_indices, node_start, node_stop, node_tree, feature_mask, sample_counts, row_slot,
-        row_stats, stats_stride, hist, offsets, chunk_rows,
+        row_stats, stats_stride, hist, hist_rows, offsets, chunk_rows,
     ):
         # One chunk per block and no loop around the phases: a grid-stride loop
         # keeps the phases' addresses live together (about 90 registers, not 60).
@@ -138,6 +138,7 @@ def _build_histograms_kernel(n_bins, n_slots, group, threads, unit_counts):
         first_feature = cuda.blockIdx.y * features
         n_group = min(features, hist.shape[1] - first_feature)
         node = _node_of_chunk(offsets, n_nodes, chunk)
+        hist_row = hist_rows[node]
         # Bit f set: the node evaluates feature first_feature + f. The same for the
         # whole block, so skipping a feature (or the block) never diverges. The row
         # loop visits the set bits only (fewer registers than testing every f).
@@ -178,10 +179,10 @@ def _build_histograms_kernel(n_bins, n_slots, group, threads, unit_counts):
                 else:
                     for stat_idx in range(n_row_stats):
                         cuda.atomic.add(
-                            hist, (node, first_feature + f, bin_idx, first_slot + stat_idx),
+                            hist, (hist_row, first_feature + f, bin_idx, first_slot + stat_idx),
                             multiplicity * row_stats[stats_row, stat_idx],
                         )
-                    cuda.atomic.add(hist, (node, first_feature + f, bin_idx, count_slot), 1)
+                    cuda.atomic.add(hist, (hist_row, first_feature + f, bin_idx, count_slot), 1)
         if use_shared:
             cuda.syncthreads()
             # Flush the occupied bins (a bin without rows is all zeros).
@@ -193,31 +194,34 @@ def _build_histograms_kernel(n_bins, n_slots, group, threads, unit_counts):
                     for slot in range(n_slots):
                         value = local_hist[base + slot]
                         if value != 0:
-                            cuda.atomic.add(hist, (node, first_feature + f, bin_idx, slot), value)
+                            cuda.atomic.add(hist, (hist_row, first_feature + f, bin_idx, slot), value)
 
     return build_histograms_kernel, jit_kernel(build_histograms_kernel)
 
 
 def build_histograms(
     X_binned, sample_indices, node_start, node_stop, node_tree, feature_mask, sample_counts, row_slot, row_stats,
-    stats_stride, hist, unit_counts=False, constant_hessian=None, count_bits=0,
+    stats_stride, hist, unit_counts=False, constant_hessian=None, count_bits=0, hist_rows=None,
 ):
-    """Fill ``hist`` (n_nodes, n_features, n_bins, n_slots) where ``feature_mask`` is True (see ``kernels.cpu``).
+    """Fill the nodes' rows ``hist_rows`` of ``hist`` (n_hist, n_features, n_bins, n_slots) where
+    ``feature_mask`` is True (see ``kernels.cpu``).
 
     ``constant_hessian`` and ``count_bits`` are not used: the hessians and the
     counts added on their own give the same sums.
 
-    Launch: ``hist`` zeroed, then one kernel on a grid of ``(n_nodes +
+    Launch: the nodes' rows of ``hist`` zeroed, then one kernel on a grid of ``(n_nodes +
     ceil(n_entries / rows_per_chunk), ceil(n_features / features_per_block))``
     blocks of ``THREADS`` threads, one (chunk, feature group) per block;
     ``features_per_block = min(8, n_features, 48 KiB // (n_bins * n_slots * 8))``.
     The grid does not depend on ``feature_mask``: a block whose node evaluates
     none of its features returns at once.
     """
-    n_nodes, n_features, n_bins, n_slots = hist.shape
-    hist.fill(0)
+    n_nodes = node_start.shape[0]
+    _, n_features, n_bins, n_slots = hist.shape
     if n_nodes == 0 or n_features == 0:
         return
+    hist_rows = _rows_on_device(hist_rows, n_nodes, hist)
+    hist[hist_rows] = 0
     group = features_per_block(n_bins, n_slots, n_features)
     n_groups = -(-n_features // (group if group > 0 else MAX_FEATURES_PER_BLOCK))
     n_entries = sample_indices.shape[0]
@@ -225,8 +229,13 @@ def build_histograms(
     kernel = _build_histograms_kernel(n_bins, n_slots, group, THREADS, bool(unit_counts))[1]
     kernel[(grid_x, n_groups), THREADS](
         X_binned, sample_indices, node_start, node_stop, node_tree, feature_mask, sample_counts, row_slot,
-        row_stats, stats_stride, hist, offsets, chunk_rows,
+        row_stats, stats_stride, hist, hist_rows, offsets, chunk_rows,
     )
+
+
+def _rows_on_device(rows, n_nodes, like):
+    """``rows``, or ``0 .. n_nodes - 1`` when None, in ``like``'s array namespace."""
+    return array_namespace(like).arange(n_nodes, dtype=np.int64) if rows is None else rows
 
 
 # --- node_totals -------------------------------------------------------------------
@@ -296,9 +305,9 @@ def node_totals(
 # --- subtract_histograms ----------------------------------------------------------------
 
 
-def _subtract_histograms_kernel(parent_hist, parent_rows, child_hist, child_rows, sibling_hist):
+def _subtract_histograms_kernel(parent_hist, parent_rows, child_hist, child_rows, sibling_hist, sibling_rows):
     n_features, n_bins, n_slots = sibling_hist.shape[1], sibling_hist.shape[2], sibling_hist.shape[3]
-    size = sibling_hist.shape[0] * n_features * n_bins * n_slots
+    size = sibling_rows.shape[0] * n_features * n_bins * n_slots
     for k in range(cuda.grid(1), size, cuda.gridsize(1)):
         slot = k % n_slots
         rest = k // n_slots
@@ -306,7 +315,7 @@ def _subtract_histograms_kernel(parent_hist, parent_rows, child_hist, child_rows
         rest //= n_bins
         feature_idx = rest % n_features
         sibling = rest // n_features
-        sibling_hist[sibling, feature_idx, bin_idx, slot] = (
+        sibling_hist[sibling_rows[sibling], feature_idx, bin_idx, slot] = (
             parent_hist[parent_rows[sibling], feature_idx, bin_idx, slot]
             - child_hist[child_rows[sibling], feature_idx, bin_idx, slot]
         )
@@ -316,17 +325,22 @@ _subtract_histograms = jit_kernel(_subtract_histograms_kernel)
 MAX_SUBTRACT_BLOCKS = 8192
 
 
-def subtract_histograms(parent_hist, parent_rows, child_hist, child_rows, sibling_hist):
-    """``sibling_hist[k] = parent_hist[parent_rows[k]] - child_hist[child_rows[k]]`` (exact in int64).
+def subtract_histograms(parent_hist, parent_rows, child_hist, child_rows, sibling_hist, sibling_rows=None):
+    """``sibling_hist[sibling_rows[k]] = parent_hist[parent_rows[k]] - child_hist[child_rows[k]]`` (exact
+    in int64; ``sibling_rows`` None: ``0 .. n_siblings - 1``).
 
-    Launch: one thread per entry of ``sibling_hist``, ``SUBTRACT_THREADS`` per
-    block, at most ``MAX_SUBTRACT_BLOCKS`` blocks (grid-stride).
+    Launch: one thread per entry of the siblings' histograms, ``SUBTRACT_THREADS``
+    per block, at most ``MAX_SUBTRACT_BLOCKS`` blocks (grid-stride).
     """
-    size = sibling_hist.size
+    n_siblings = parent_rows.shape[0]
+    size = n_siblings * int(np.prod(sibling_hist.shape[1:]))
     if size == 0:
         return
+    sibling_rows = _rows_on_device(sibling_rows, n_siblings, sibling_hist)
     blocks = min(-(-size // SUBTRACT_THREADS), MAX_SUBTRACT_BLOCKS)
-    _subtract_histograms[blocks, SUBTRACT_THREADS](parent_hist, parent_rows, child_hist, child_rows, sibling_hist)
+    _subtract_histograms[blocks, SUBTRACT_THREADS](
+        parent_hist, parent_rows, child_hist, child_rows, sibling_hist, sibling_rows
+    )
 
 
 # --- PTX checks ------------------------------------------------------------------------------
@@ -347,13 +361,13 @@ def _argument_types():
     hist = types.Array(types.int64, 4, "C")
     build = (
         x_binned, int32_1d, int64_1d, int64_1d, int64_1d, bool_2d, int32_2d, int32_1d, int64_2d, types.int64, hist,
-        int64_1d, int64_1d,
+        int64_1d, int64_1d, int64_1d,
     )
     totals = (
         int32_1d, int64_1d, int64_1d, int64_1d, int32_2d, int32_1d, int64_2d, types.int64, int64_2d, int64_1d,
         int64_1d,
     )
-    return build, totals, (hist, int64_1d, hist, int64_1d, hist)
+    return build, totals, (hist, int64_1d, hist, int64_1d, hist, int64_1d)
 
 
 def ptx_specializations():
