@@ -15,12 +15,17 @@ Tasks:
   LightGBM's LGBMClassifier, XGBoost's XGBClassifier. Timed prediction: predict_proba.
   Scores: test AUC and accuracy.
 - ``regression``: the same with squared error; scores: test RMSE and R^2.
+- ``--max-leaf-nodes N`` (classification, regression): best-first (leaf-wise) trees of N leaves
+  instead, ``max_depth`` none unless given: gpuforest's default growth (``grow_policy="lossguide"``,
+  31 leaves), HistGradientBoosting's ``max_leaf_nodes``, LightGBM's ``num_leaves``, XGBoost's
+  ``grow_policy="lossguide"`` with ``max_leaves``.
 - ``adaboost``: SAMME AdaBoost of decision stumps (default 200k x 28, 100 rounds),
   gpuforest's AdaBoostClassifier vs scikit-learn's; predict_proba, AUC and accuracy.
 
     python benchmarks/bench_boosting.py [--task classification|regression|adaboost]
         [--n-samples 1000000] [--n-features 28] [--n-estimators 200] [--max-depth 8]
-        [--device cpu] [--libraries gpuforest scikit-learn lightgbm xgboost] [--runs 1] [--output-name NAME]
+        [--max-leaf-nodes N] [--device cpu] [--libraries gpuforest scikit-learn lightgbm xgboost] [--runs 1]
+        [--output-name NAME]
 """
 
 import argparse
@@ -74,7 +79,7 @@ _UNSET = object()
 
 def settings(library, args):
     """The parameters each library's booster gets: the same model, in each one's terms."""
-    rounds, depth, seed = args.n_estimators, args.max_depth, args.seed
+    rounds, depth, seed, leaves = args.n_estimators, args.max_depth, args.seed, args.max_leaf_nodes
     regression = args.task == "regression"
     if args.task == "adaboost":
         if library == "gpuforest":
@@ -89,21 +94,22 @@ def settings(library, args):
             )
     elif library == "gpuforest":
         return dict(
-            n_estimators=rounds, max_depth=depth, grow_policy="depthwise", learning_rate=LEARNING_RATE,
+            n_estimators=rounds, max_depth=depth, grow_policy="depthwise" if leaves is None else "lossguide",
+            max_leaf_nodes=leaves, learning_rate=LEARNING_RATE,
             min_samples_leaf=MIN_SAMPLES_LEAF, min_child_weight=MIN_HESSIAN_LEAF,
             l2_regularization=L2_REGULARIZATION, max_bins=VALUE_BINS + 1, early_stopping=False,
             device=args.device, random_state=seed,
         )
     elif library == "scikit-learn":
         return dict(
-            max_iter=rounds, max_depth=depth, max_leaf_nodes=None, learning_rate=LEARNING_RATE,
+            max_iter=rounds, max_depth=depth, max_leaf_nodes=leaves, learning_rate=LEARNING_RATE,
             min_samples_leaf=MIN_SAMPLES_LEAF, l2_regularization=L2_REGULARIZATION, max_bins=VALUE_BINS,
             early_stopping=False, random_state=seed,
         )
     elif library == "lightgbm":
         return dict(
             n_estimators=rounds, max_depth=-1 if depth is None else depth,
-            num_leaves=LIGHTGBM_MAX_LEAVES if depth is None else min(2**depth, LIGHTGBM_MAX_LEAVES),
+            num_leaves=_lightgbm_leaves(depth, leaves),
             learning_rate=LEARNING_RATE, min_child_samples=MIN_SAMPLES_LEAF, min_child_weight=MIN_HESSIAN_LEAF,
             min_split_gain=0.0, reg_alpha=0.0, reg_lambda=L2_REGULARIZATION, subsample=1.0, colsample_bytree=1.0,
             max_bin=VALUE_BINS, random_state=seed, n_jobs=-1, verbosity=-1,
@@ -111,13 +117,21 @@ def settings(library, args):
     elif library == "xgboost":
         return dict(
             n_estimators=rounds, max_depth=0 if depth is None else depth, tree_method="hist",
-            grow_policy="depthwise", learning_rate=LEARNING_RATE,
+            grow_policy="depthwise" if leaves is None else "lossguide", max_leaves=leaves or 0,
+            learning_rate=LEARNING_RATE,
             # Hessian 1 per row: min_samples_leaf rows exactly; log loss: the smallest hessian sum.
             min_child_weight=float(MIN_SAMPLES_LEAF) if regression else MIN_HESSIAN_LEAF,
             gamma=0.0, reg_alpha=0.0, reg_lambda=L2_REGULARIZATION, max_bin=VALUE_BINS, random_state=seed,
             n_jobs=-1, device="cuda" if args.device == "cuda" else "cpu",
         )
     raise ValueError(f"no {library!r} for task {args.task!r}")
+
+
+def _lightgbm_leaves(depth, leaves):
+    """``num_leaves``: the leaf budget, else the full tree of ``depth`` (LightGBM's limit without either)."""
+    if leaves is not None:
+        return leaves
+    return LIGHTGBM_MAX_LEAVES if depth is None else min(2**depth, LIGHTGBM_MAX_LEAVES)
 
 
 _TREES = (
@@ -220,6 +234,7 @@ def _data(args):
 def _markdown(report):
     result = report["results"]
     task = result["task"]
+    leaves = result.get("max_leaf_nodes")
     if task == "adaboost":
         title = "AdaBoost (SAMME, stumps): gpuforest vs scikit-learn"
         model = f"{result['n_estimators']} rounds of stumps, learning_rate={result['learning_rate']}"
@@ -228,6 +243,7 @@ def _markdown(report):
         title = "Gradient boosting: gpuforest vs scikit-learn (HistGradientBoosting), LightGBM, XGBoost"
         model = (
             f"{result['n_estimators']} rounds, max_depth={result['max_depth']}, "
+            f"{'depth-wise' if leaves is None else f'best-first, {leaves} leaves'}, "
             f"learning_rate={result['learning_rate']}, {VALUE_BINS} value bins"
         )
         notes = SETTINGS_NOTES
@@ -243,6 +259,14 @@ def _markdown(report):
     ]
     if task != "adaboost":
         lines += [_TREES, ""]
+        if leaves is not None:
+            lines += [
+                f"Best-first trees of {leaves} leaves in every library (the notes below speak of depth-wise runs): "
+                f"gpuforest grow_policy='lossguide', max_leaf_nodes={leaves}; HistGradientBoosting "
+                f"max_leaf_nodes={leaves}; LightGBM num_leaves={leaves}; XGBoost grow_policy='lossguide', "
+                f"max_leaves={leaves}.",
+                "",
+            ]
     lines += bench_common.table_lines(result["rows"], metrics)
     lines += bench_common.fit_runs_lines(result["rows"])
     lines += bench_common.compile_lines(result)
@@ -263,9 +287,14 @@ def main():
     parser.add_argument(
         "--max-depth", type=_max_depth, default=_UNSET, help="an int, or none; default 8 (adaboost: 1, the only one)"
     )
+    parser.add_argument(
+        "--max-leaf-nodes", type=int, default=None, help="best-first trees of this many leaves (max_depth: none)"
+    )
     parser.add_argument("--libraries", nargs="+", choices=LIBRARIES, default=None, help="default: all of the task's")
     bench_common.add_shared_arguments(parser, LIBRARIES)
     args = parser.parse_args()
+    if args.max_leaf_nodes is not None and args.max_depth is _UNSET:
+        args.max_depth = None
     for name, default in zip(("n_samples", "n_estimators", "max_depth"), DEFAULTS[args.task]):
         if getattr(args, name) is _UNSET:
             setattr(args, name, default)
@@ -282,10 +311,14 @@ def main():
         return
     learning_rate = ADABOOST_LEARNING_RATE if args.task == "adaboost" else LEARNING_RATE
     report = bench_common.make_report(
-        lambda: bench_common.run_report(__file__, args, _data, learning_rate=learning_rate)
+        lambda: bench_common.run_report(
+            __file__, args, _data, learning_rate=learning_rate, max_leaf_nodes=args.max_leaf_nodes
+        )
     )
     kind = "adaboost" if args.task == "adaboost" else "boosting"
-    suffix = "_regression" if args.task == "regression" else ""
+    suffix = ("_regression" if args.task == "regression" else "") + (
+        "" if args.max_leaf_nodes is None else f"_{args.max_leaf_nodes}_leaves"
+    )
     stem = args.output_name or f"{kind}_{args.device}_{args.n_samples}x{args.n_features}{suffix}"
     bench_common.save_report(report, stem, _markdown(report))
 

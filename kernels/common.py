@@ -88,7 +88,7 @@ def slot_value(parent, left, side, slot, inv_scales):
     return fixed * inv_scales[slot]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def node_weight(criterion, parent, left, side, n_stat_slots, inv_scales):
     """Total sample weight (hessian for ``newton``) of one node."""
     if criterion <= MISCLASSIFICATION:
@@ -111,7 +111,7 @@ def threshold_l1(sum_gradients, l1):
     return max(sum_gradients - l1, 0.0) + min(sum_gradients + l1, 0.0)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def proxy_cost(criterion, parent, left, side, weight, n_stat_slots, inv_scales, regularization):
     """Non-linear part of ``W * impurity`` of one node (see the module docstring).
 
@@ -162,7 +162,7 @@ def newton_cost(sum_gradients, sum_hessians, regularization):
     return -shrunk * shrunk / (sum_hessians + l2)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def split_gain(
     criterion, parent, left, parent_cost, left_weight, right_weight, n_stat_slots, inv_scales, regularization
 ):
@@ -243,7 +243,7 @@ def parent_cost(criterion, parent, n_stat_slots, inv_scales, regularization):
     return proxy_cost(criterion, parent, parent, PARENT, weight, n_stat_slots, inv_scales, regularization)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def candidate_gain(
     criterion, parent, left, cost, n_stat_slots, inv_scales, regularization, min_samples_leaf, min_weight_leaf
 ):
@@ -263,7 +263,7 @@ def candidate_gain(
     )
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def scan_threshold(
     bin_idx, parent, cost, left, missing, left_with_missing, has_missing, best_gain, best_bin, best_missing_left,
     criterion, n_stat_slots, inv_scales, regularization, min_samples_leaf, min_weight_leaf,

@@ -36,13 +36,17 @@ from ..common import (
     random_threshold_bin, scan_threshold,
 )
 
+# Blocks of nodes of find_best_splits_from_rows (one buffer each; many, so that the threads share the work).
+NODE_BLOCKS = 256
+
 
 @njit(cache=True)
-def _random_candidate_in_histogram(feature_hist, n_bins_non_missing, draw):
-    """The random-threshold candidate bin of a node's feature histogram (n_bins, n_slots), or ``NO_SPLIT``."""
+def _random_candidate_in_histogram(feature_hist, low_bin, n_bins_non_missing, draw):
+    """The random-threshold candidate bin of a node's feature histogram (n_bins, n_slots), or ``NO_SPLIT``
+    (``low_bin``: no rows below it)."""
     count_slot = feature_hist.shape[1] - 1
     lo, hi = NO_SPLIT, NO_SPLIT
-    for bin_idx in range(n_bins_non_missing):
+    for bin_idx in range(low_bin, n_bins_non_missing):
         if feature_hist[bin_idx, count_slot] != 0:
             if lo == NO_SPLIT:
                 lo = bin_idx
@@ -57,51 +61,80 @@ def _random_candidate_in_histogram(feature_hist, n_bins_non_missing, draw):
 
 @njit(cache=True)
 def _best_threshold(
-    feature_hist, node_totals, n_bins_non_missing, missing_bin, draw, criterion, inv_scales, regularization,
-    min_samples_leaf, min_weight_leaf,
+    feature_hist, node_totals, low_bin, n_bins_non_missing, missing_bin, draw, criterion, inv_scales,
+    regularization, min_samples_leaf, min_weight_leaf, left, left_with_missing,
 ):
     """Best ``(gain, bin, missing_left)`` of one node's feature histogram (n_bins, n_slots).
 
+    ``low_bin``: no rows in the bins below it (0 when unknown; the scan starts
+    there, which gives the same result: an empty bin is no candidate).
     ``draw`` in [0, 1) picks the one random candidate (see the module
-    docstring); a negative ``draw``: every bin.
+    docstring); a negative ``draw``: every bin. ``left``, ``left_with_missing``:
+    (n_slots,) int64 scratch.
     """
     n_slots = feature_hist.shape[1]
     n_stat_slots = n_slots - 1
     if criterion == NEWTON and n_slots == 3 and draw < 0.0:
         return _best_newton_threshold(
-            feature_hist, node_totals, n_bins_non_missing, missing_bin, inv_scales, regularization,
+            feature_hist, node_totals, low_bin, n_bins_non_missing, missing_bin, inv_scales, regularization,
             min_samples_leaf, min_weight_leaf,
         )
-    best_gain, best_bin, best_missing_left = -math.inf, NO_SPLIT, False
     missing = feature_hist[missing_bin]
-    has_missing = missing[n_slots - 1] > 0
     cost = parent_cost(criterion, node_totals, n_stat_slots, inv_scales, regularization)
-    left = np.zeros(n_slots, dtype=np.int64)
-    left_with_missing = np.empty(n_slots, dtype=np.int64)
+    left[:] = 0
     # Thresholds first_bin..last_bin: every bin, or the one random candidate.
-    first_bin, last_bin = 0, n_bins_non_missing - 1
+    first_bin, last_bin = low_bin, n_bins_non_missing - 1
     if draw >= 0.0:
-        first_bin = last_bin = _random_candidate_in_histogram(feature_hist, n_bins_non_missing, draw)
-    for bin_idx in range(last_bin + 1):
-        # An empty bin repeats the previous candidate, which won any tie.
-        if feature_hist[bin_idx, n_slots - 1] == 0:
-            continue
-        for slot in range(n_slots):
-            left[slot] += feature_hist[bin_idx, slot]
-        if bin_idx < first_bin:
-            continue
-        best_gain, best_bin, best_missing_left = scan_threshold(
-            bin_idx, node_totals, cost, left, missing, left_with_missing, has_missing,
-            best_gain, best_bin, best_missing_left, criterion, n_stat_slots, inv_scales,
-            regularization, min_samples_leaf, min_weight_leaf,
+        first_bin = last_bin = _random_candidate_in_histogram(feature_hist, low_bin, n_bins_non_missing, draw)
+    if missing[n_slots - 1] > 0:
+        return _scan_bins_with_missing(
+            feature_hist, node_totals, cost, low_bin, first_bin, last_bin, missing, criterion, n_stat_slots,
+            inv_scales, regularization, min_samples_leaf, min_weight_leaf, left, left_with_missing,
         )
-    return best_gain, best_bin, best_missing_left
+    return _scan_bins_without_missing(
+        feature_hist, node_totals, cost, low_bin, first_bin, last_bin, missing, criterion, n_stat_slots, inv_scales,
+        regularization, min_samples_leaf, min_weight_leaf, left, left_with_missing,
+    )
+
+
+def _scan_bins_for(has_missing):
+    """``_best_threshold``'s scan of bins ``low_bin..last_bin`` (candidates from ``first_bin``), compiled for
+    a node with or without missing values: ``has_missing`` a constant, numba drops the missing-left
+    candidates' code where there are none (with it in the loop, an inlined scan costs 6x more)."""
+
+    @njit(cache=True)
+    def scan_bins(
+        feature_hist, node_totals, cost, low_bin, first_bin, last_bin, missing, criterion, n_stat_slots, inv_scales,
+        regularization, min_samples_leaf, min_weight_leaf, left, left_with_missing,
+    ):
+        n_slots = feature_hist.shape[1]
+        best_gain, best_bin, best_missing_left = -math.inf, NO_SPLIT, False
+        for bin_idx in range(low_bin, last_bin + 1):
+            # An empty bin repeats the previous candidate, which won any tie.
+            if feature_hist[bin_idx, n_slots - 1] == 0:
+                continue
+            for slot in range(n_slots):
+                left[slot] += feature_hist[bin_idx, slot]
+            if bin_idx < first_bin:
+                continue
+            best_gain, best_bin, best_missing_left = scan_threshold(
+                bin_idx, node_totals, cost, left, missing, left_with_missing, has_missing,
+                best_gain, best_bin, best_missing_left, criterion, n_stat_slots, inv_scales,
+                regularization, min_samples_leaf, min_weight_leaf,
+            )
+        return best_gain, best_bin, best_missing_left
+
+    return scan_bins
+
+
+_scan_bins_with_missing = _scan_bins_for(True)
+_scan_bins_without_missing = _scan_bins_for(False)
 
 
 @njit(cache=True)
 def _best_newton_threshold(
-    feature_hist, node_totals, n_bins_non_missing, missing_bin, inv_scales, regularization, min_samples_leaf,
-    min_weight_leaf,
+    feature_hist, node_totals, low_bin, n_bins_non_missing, missing_bin, inv_scales, regularization,
+    min_samples_leaf, min_weight_leaf,
 ):
     """``_best_threshold`` of ``newton`` with one (gradient, hessian) pair, on scalars.
 
@@ -116,7 +149,7 @@ def _best_newton_threshold(
     missing_count = feature_hist[missing_bin, 2]
     best_gain, best_bin, best_missing_left = -math.inf, NO_SPLIT, False
     left_gradient, left_hessian, left_count = 0, 0, 0
-    for bin_idx in range(n_bins_non_missing):
+    for bin_idx in range(low_bin, n_bins_non_missing):
         if feature_hist[bin_idx, 2] == 0:
             continue
         left_gradient += feature_hist[bin_idx, 0]
@@ -190,7 +223,7 @@ def find_best_splits_from_histograms(
         two, as CART puts it half-way between neighbouring values.
     """
     n_nodes = hist_rows.shape[0]
-    n_features = hist.shape[1]
+    n_features, n_slots = hist.shape[1], hist.shape[3]
     gains = np.empty((n_nodes, n_features))
     bins = np.empty((n_nodes, n_features), dtype=np.int32)
     missing_left = np.empty((n_nodes, n_features), dtype=np.bool_)
@@ -202,8 +235,9 @@ def find_best_splits_from_histograms(
         if feature_mask[node, feature_idx]:
             draw = threshold_draws[node, feature_idx] if random_thresholds else -1.0
             best_gain, best_bin, best_missing_left = _best_threshold(
-                hist[hist_rows[node], feature_idx], totals[node], n_bins_non_missing[feature_idx], missing_bin,
+                hist[hist_rows[node], feature_idx], totals[node], 0, n_bins_non_missing[feature_idx], missing_bin,
                 draw, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf[node],
+                np.empty(n_slots, dtype=np.int64), np.empty(n_slots, dtype=np.int64),
             )
         gains[node, feature_idx] = best_gain
         bins[node, feature_idx] = best_bin
@@ -241,8 +275,10 @@ def find_best_splits_from_rows(
     bins share a cache line) in place of the histograms.
     A node's buffer (n_bins, n_slots) holds one feature at a time: its rows
     are added, the histogram scanned by ``_best_threshold`` and the same
-    rows' bins cleared, so no node-sized histogram is written; scans stop
-    at the node's highest non-missing bin of the feature.
+    rows' bins cleared, so no node-sized histogram is written; scans run
+    from the node's lowest to its highest non-missing bin of the feature, so
+    a node costs its rows and the span of their bins, not ``n_bins``. The
+    nodes go in ``NODE_BLOCKS`` blocks, each with one buffer.
     """
     n_nodes = node_start.shape[0]
     n_features = X_binned.shape[1]
@@ -251,47 +287,52 @@ def find_best_splits_from_rows(
     bins = np.empty((n_nodes, n_features), dtype=np.int32)
     missing_left = np.empty((n_nodes, n_features), dtype=np.bool_)
     random_thresholds = threshold_draws.shape[0] > 0
-    for node in prange(n_nodes):
-        start, stop = node_start[node], node_stop[node]
-        counts = sample_counts[node_tree[node]]
-        stats_base = node_tree[node] * stats_stride
+    n_blocks = min(n_nodes, NODE_BLOCKS)
+    for block in prange(n_blocks):
         feature_hist = np.zeros((missing_bin + 1, n_slots), dtype=np.int64)
-        for feature_idx in range(n_features):
-            best_gain, best_bin, best_missing_left = -math.inf, NO_SPLIT, False
-            if feature_mask[node, feature_idx]:
-                bins_used = _add_feature_rows(
-                    feature_hist, X_binned, feature_idx, sample_indices, start, stop, counts, stats_base, row_slot,
-                    row_stats, missing_bin,
-                )
-                draw = threshold_draws[node, feature_idx] if random_thresholds else -1.0
-                best_gain, best_bin, best_missing_left = _best_threshold(
-                    feature_hist, totals[node], bins_used, missing_bin, draw, criterion, inv_scales,
-                    regularization, min_samples_leaf, min_weight_leaf[node],
-                )
-                _clear_feature_rows(feature_hist, X_binned, feature_idx, sample_indices, start, stop)
-            gains[node, feature_idx] = best_gain
-            bins[node, feature_idx] = best_bin
-            missing_left[node, feature_idx] = best_missing_left
+        left = np.empty(n_slots, dtype=np.int64)
+        left_with_missing = np.empty(n_slots, dtype=np.int64)
+        for node in range(block * n_nodes // n_blocks, (block + 1) * n_nodes // n_blocks):
+            start, stop = node_start[node], node_stop[node]
+            counts = sample_counts[node_tree[node]]
+            stats_base = node_tree[node] * stats_stride
+            for feature_idx in range(n_features):
+                best_gain, best_bin, best_missing_left = -math.inf, NO_SPLIT, False
+                if feature_mask[node, feature_idx]:
+                    low_bin, bins_used = _add_feature_rows(
+                        feature_hist, X_binned, feature_idx, sample_indices, start, stop, counts, stats_base,
+                        row_slot, row_stats, missing_bin,
+                    )
+                    draw = threshold_draws[node, feature_idx] if random_thresholds else -1.0
+                    best_gain, best_bin, best_missing_left = _best_threshold(
+                        feature_hist, totals[node], low_bin, bins_used, missing_bin, draw, criterion, inv_scales,
+                        regularization, min_samples_leaf, min_weight_leaf[node], left, left_with_missing,
+                    )
+                    _clear_feature_rows(feature_hist, X_binned, feature_idx, sample_indices, start, stop)
+                gains[node, feature_idx] = best_gain
+                bins[node, feature_idx] = best_bin
+                missing_left[node, feature_idx] = best_missing_left
 
-        best_feature, best_gain = pick_best_feature(gains, bins, node)
-        out_feature[node] = best_feature
-        out_gain[node] = best_gain
-        out_left_totals[node] = 0
-        out_next_bin[node] = NO_SPLIT
-        if best_feature == NO_SPLIT:
-            out_bin[node] = NO_SPLIT
-            out_missing_left[node] = False
-            continue
-        best_bin = bins[node, best_feature]
-        out_bin[node] = best_bin
-        bins_used = _add_feature_rows(
-            feature_hist, X_binned, best_feature, sample_indices, start, stop, counts, stats_base, row_slot, row_stats,
-            missing_bin,
-        )
-        out_missing_left[node], out_next_bin[node] = finish_split_from_histogram(
-            feature_hist, best_bin, bins_used, missing_bin, missing_left[node, best_feature], totals[node],
-            out_left_totals[node],
-        )
+            best_feature, best_gain = pick_best_feature(gains, bins, node)
+            out_feature[node] = best_feature
+            out_gain[node] = best_gain
+            out_left_totals[node] = 0
+            out_next_bin[node] = NO_SPLIT
+            if best_feature == NO_SPLIT:
+                out_bin[node] = NO_SPLIT
+                out_missing_left[node] = False
+                continue
+            best_bin = bins[node, best_feature]
+            out_bin[node] = best_bin
+            _, bins_used = _add_feature_rows(
+                feature_hist, X_binned, best_feature, sample_indices, start, stop, counts, stats_base, row_slot,
+                row_stats, missing_bin,
+            )
+            out_missing_left[node], out_next_bin[node] = finish_split_from_histogram(
+                feature_hist, best_bin, bins_used, missing_bin, missing_left[node, best_feature], totals[node],
+                out_left_totals[node],
+            )
+            _clear_feature_rows(feature_hist, X_binned, best_feature, sample_indices, start, stop)
 
 
 @njit(cache=True)
@@ -301,16 +342,18 @@ def _add_feature_rows(
 ):
     """Add the rows at positions ``[start, stop)`` to one feature's histogram (n_bins, n_slots).
 
-    Returns one past their highest non-missing bin: the bins a scan needs.
+    Returns ``(low_bin, bins_used)``: their lowest non-missing bin and one past
+    their highest (``(missing_bin, 0)`` when none): the bins a scan needs.
     """
-    bins_used = 0
+    low_bin, bins_used = missing_bin, 0
     for position in range(start, stop):
         row = sample_indices[position]
         bin_idx = X_binned[row, feature_idx]
         accumulate_row(feature_hist[bin_idx], stats_base + row, counts[row], row_slot, row_stats)
         if bin_idx != missing_bin:
+            low_bin = min(low_bin, bin_idx)
             bins_used = max(bins_used, bin_idx + 1)
-    return bins_used
+    return low_bin, bins_used
 
 
 @njit(cache=True)
