@@ -366,11 +366,14 @@ class TreeGrower:
         """
         paired = parent_hist is not None
         n_units = nodes.size // 2 if paired else nodes.size
-        units_per_chunk = self._units_per_chunk(n_units, paired)
+        # Only units with a node large enough for a histogram count towards a chunk's memory.
+        needs_hist = splittable & (nodes.totals[:, -1] >= self.min_rows_histogram)
+        unit_needs_hist = (needs_hist[:n_units] | needs_hist[n_units:]) if paired else needs_hist
+        units_per_chunk = self._units_per_chunk(int(unit_needs_hist.sum()), paired)
         while True:
             try:
                 return self._split_search_in_chunks(
-                    nodes, splittable, parent_hist, parent_hist_row, n_units, units_per_chunk
+                    nodes, splittable, parent_hist, parent_hist_row, unit_needs_hist, units_per_chunk
                 )
             except self.backend.out_of_memory_errors:
                 if units_per_chunk == 1:
@@ -378,7 +381,7 @@ class TreeGrower:
                 units_per_chunk = max(1, units_per_chunk // 2)
 
     def _units_per_chunk(self, n_units, paired):
-        """Pairs (or roots) whose histograms fit the level's memory budget.
+        """Pairs (or roots) with histograms that fit the level's memory budget, of the ``n_units`` that need them.
 
         With the same features in every node of a tree: half the free memory at two copies
         per node (its own, built or derived into one array, and its share of the parent
@@ -398,12 +401,18 @@ class TreeGrower:
             return max(1, int(min(0.5 * free_bytes, SUBSET_CHUNK_BYTES) // (hist_bytes * nodes_per_unit)))
         return max(1, int(0.5 * free_bytes // (2 * hist_bytes * nodes_per_unit)))
 
-    def _split_search_in_chunks(self, nodes, splittable, parent_hist, parent_hist_row, n_units, units_per_chunk):
+    def _split_search_in_chunks(
+        self, nodes, splittable, parent_hist, parent_hist_row, unit_needs_hist, units_per_chunk
+    ):
+        """``_split_search`` in chunks of consecutive units, each with at most ``units_per_chunk`` units that
+        need a histogram (``unit_needs_hist``); the others go with them."""
         paired = parent_hist is not None
+        n_units = unit_needs_hist.shape[0]
         split = SplitResult.empty(nodes.size, self.stats.n_slots)
         hist, hist_row = None, np.full(nodes.size, -1, dtype=np.int64)
-        for first in range(0, max(n_units, 1), units_per_chunk):
-            units = np.arange(first, min(first + units_per_chunk, n_units))
+        chunk_of_unit = np.maximum(np.cumsum(unit_needs_hist) - 1, 0) // units_per_chunk
+        n_chunks = int(chunk_of_unit[-1]) + 1 if n_units else 1
+        for units in np.split(np.arange(n_units), np.flatnonzero(np.diff(chunk_of_unit)) + 1):
             positions = np.concatenate([units, units + n_units]) if paired else units
             chunk = nodes.take(positions)
             chunk_splittable = splittable[positions]
@@ -416,7 +425,7 @@ class TreeGrower:
             chunk_split = self._best_splits(chunk, chunk_splittable, masks, chunk_hist, chunk_hist_row)
             for target, source in zip(split.outputs(), chunk_split.outputs()):
                 target[positions] = source
-            if units_per_chunk >= n_units and self.nodes_share_features:
+            if n_chunks == 1 and self.nodes_share_features:
                 hist, hist_row = chunk_hist, chunk_hist_row
         return split, hist, hist_row
 

@@ -10,7 +10,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.datasets import make_classification
 
-from gpuforest import DecisionTreeClassifier, DecisionTreeRegressor, statistics
+from gpuforest import DecisionTreeClassifier, DecisionTreeRegressor, RandomForestClassifier, statistics
 from gpuforest.backend import CPUBackend, CUDABackend, get_backend
 from gpuforest.binning import BinMapper
 from gpuforest.grower import GrowthParams, NodeBatch, TreeGrower, feature_count, tree_feature_subsets
@@ -56,6 +56,25 @@ def test_little_free_memory_splits_levels_into_chunks(data_and_reference, monkey
     assert_same_tree(tree, reference)
     # Half of 8 histograms, 2 copies of each of a pair's 2: one pair (2 nodes at most) per launch.
     assert max(launches) <= 2 and len(launches) > 20
+
+
+def test_chunks_count_only_the_nodes_that_need_histograms(monkeypatch):
+    """With feature subsets, a level's chunks hold at most so many histograms; the small nodes (scanned from
+    their rows) do not count, so a level of small nodes is one row-path call. The same trees either way."""
+    X, y = make_classification(n_samples=3_000, n_features=N_FEATURES, random_state=2)
+    model = RandomForestClassifier(n_estimators=4, max_features=3, random_state=0, device="cpu")
+    reference = model.fit(X, y)
+    monkeypatch.setattr("gpuforest.grower.SMALL_LEVEL_BYTES", 0)
+    monkeypatch.setattr("gpuforest.grower.SUBSET_CHUNK_BYTES", 2 * N_FEATURES * 256 * 3 * 8)  # 2 histograms
+    builds = recorded_calls(monkeypatch, CPUBackend, "build_histograms")
+    row_scans = recorded_calls(monkeypatch, CPUBackend, "find_best_splits_from_rows")
+    forest = clone(model).fit(X, y)
+    for tree, reference_tree in zip(forest.estimators_, reference.estimators_):
+        assert_same_tree(tree.tree_, reference_tree.tree_)
+    assert builds and max(node_start.shape[0] for _, node_start, *_ in builds) <= 2
+    depth = max(tree.tree_.max_depth for tree in forest.estimators_)
+    # A level of small nodes is one call (counting all nodes, chunks of 2 would make hundreds).
+    assert len(row_scans) <= 2 * (depth + 1)
 
 
 def test_out_of_memory_is_retried_in_smaller_chunks(data_and_reference, monkeypatch):
