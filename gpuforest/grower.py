@@ -134,16 +134,15 @@ class NodeBatch:
 
     def take(self, positions):
         """The nodes at ``positions`` (a histogram is kept, not copied)."""
-        taken = {
-            field.name: getattr(self, field.name)[positions]
-            for field in fields(self)
-            if field.name not in ("split", "hist", "hist_row")
-        }
+        taken = {name: getattr(self, name)[positions] for name in _NODE_COLUMNS}
         split = None
         if self.split is not None:
             split = SplitResult(*(array[positions] for array in self.split.outputs()))
         hist_row = None if self.hist_row is None else self.hist_row[positions]
         return NodeBatch(**taken, split=split, hist=self.hist, hist_row=hist_row)
+
+
+_NODE_COLUMNS = tuple(field.name for field in fields(NodeBatch) if field.name not in ("split", "hist", "hist_row"))
 
 
 class _TreeRecorder:
@@ -410,9 +409,11 @@ class TreeGrower:
         n_units = unit_needs_hist.shape[0]
         split = SplitResult.empty(nodes.size, self.stats.n_slots)
         hist, hist_row = None, np.full(nodes.size, -1, dtype=np.int64)
-        chunk_of_unit = np.maximum(np.cumsum(unit_needs_hist) - 1, 0) // units_per_chunk
-        n_chunks = int(chunk_of_unit[-1]) + 1 if n_units else 1
-        for units in np.split(np.arange(n_units), np.flatnonzero(np.diff(chunk_of_unit)) + 1):
+        chunks = [np.arange(n_units)]
+        if unit_needs_hist.sum() > units_per_chunk:
+            chunk_of_unit = np.maximum(np.cumsum(unit_needs_hist) - 1, 0) // units_per_chunk
+            chunks = np.split(chunks[0], np.flatnonzero(np.diff(chunk_of_unit)) + 1)
+        for units in chunks:
             positions = np.concatenate([units, units + n_units]) if paired else units
             chunk = nodes.take(positions)
             chunk_splittable = splittable[positions]
@@ -425,7 +426,7 @@ class TreeGrower:
             chunk_split = self._best_splits(chunk, chunk_splittable, masks, chunk_hist, chunk_hist_row)
             for target, source in zip(split.outputs(), chunk_split.outputs()):
                 target[positions] = source
-            if n_chunks == 1 and self.nodes_share_features:
+            if len(chunks) == 1 and self.nodes_share_features:
                 hist, hist_row = chunk_hist, chunk_hist_row
         return split, hist, hist_row
 
