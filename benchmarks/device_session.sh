@@ -26,6 +26,15 @@ python3 -m pip install -q --no-deps --no-build-isolation --no-index -e . >>"$log
     || { ln -sfn ../kernels gpuforest/kernels; export PYTHONPATH=$PYTHONPATH:$PWD; step "pip failed: using a link"; }
 python3 -c "import gpuforest, gpuforest.kernels.cuda; print('gpuforest', gpuforest.__version__)" 2>&1 | tee -a "$log"
 
+# XGBoost (the GPU peer) from the wheels that travel in .whl/ (its manylinux wheel carries its CUDA
+# build; see the device README's wheel notes): the benchmarks then run it with device="cuda".
+peers=""
+if ls .whl/xgboost-*.whl >/dev/null 2>&1 && python3 -m pip install -q --no-index --no-deps --no-compile \
+        --no-cache-dir --upgrade --target /tmp/site .whl/*.whl >>"$log" 2>&1; then
+    export PYTHONPATH=$PYTHONPATH:/tmp/site
+    python3 -c "import xgboost; print('xgboost', xgboost.__version__)" 2>&1 | tee -a "$log" && peers=xgboost
+fi
+
 step gpu tests
 GPUFOREST_REAL_CUDA=1 timeout "${TESTS_S:-200}" python3 -m pytest -m gpu tests/gpu -q -p no:cacheprovider \
     --durations=5 2>&1 | tee -a "$log"
@@ -41,12 +50,12 @@ for bench in ${STEPS:-gpu forest boosting}; do
         for device in cuda cpu; do
             step "bench_forest $device"
             timeout "${BENCH_FOREST_S:-90}" python3 benchmarks/bench_forest.py --device "$device" \
-                --libraries gpuforest --output-name "forest_${device}_${card}_1000000x28" 2>&1 | tee -a "$log"
+                --libraries gpuforest $([ "$device" = cuda ] && echo $peers) --output-name "forest_${device}_${card}_1000000x28" 2>&1 | tee -a "$log"
         done ;;
     boosting)
         step "bench_boosting cuda"
         timeout "${BENCH_BOOSTING_S:-200}" python3 benchmarks/bench_boosting.py --device cuda \
-            --libraries gpuforest scikit-learn --output-name "boosting_cuda_${card}_1000000x28" 2>&1 | tee -a "$log" ;;
+            --libraries gpuforest scikit-learn $peers --output-name "boosting_cuda_${card}_1000000x28" 2>&1 | tee -a "$log" ;;
     esac
 done
 
