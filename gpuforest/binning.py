@@ -71,16 +71,20 @@ class BinMapper:
         self.bin_max_ = np.full((n_features, self.max_bins), -np.inf)
         # numpy's sorts and partitions release the GIL: the features in parallel.
         with ThreadPoolExecutor(get_num_threads()) as pool:
-            fitted = list(pool.map(lambda values: _feature_thresholds(values, max_thresholds), X.T))
-        for feature_idx, (distinct, thresholds) in enumerate(fitted):
-            self.bin_thresholds_[feature_idx, : thresholds.size] = thresholds
-            self.n_thresholds_[feature_idx] = thresholds.size
-            bins = np.searchsorted(thresholds, distinct, side="left")
-            # distinct is sorted, so each bin's values are a run: first is min, last is max.
-            self.bin_min_[feature_idx, bins[::-1]] = distinct[::-1]
-            self.bin_max_[feature_idx, bins] = distinct
+            list(pool.map(lambda feature_idx: self._fit_feature(feature_idx, X[:, feature_idx], max_thresholds),
+                          range(n_features)))
         self.n_bins_non_missing_ = self.n_thresholds_ + 1
         return self
+
+    def _fit_feature(self, feature_idx, values, max_thresholds):
+        """Thresholds and per-bin value ranges of one feature (its row of each attribute)."""
+        distinct, thresholds = _feature_thresholds(values, max_thresholds)
+        self.bin_thresholds_[feature_idx, : thresholds.size] = thresholds
+        self.n_thresholds_[feature_idx] = thresholds.size
+        bins = np.searchsorted(thresholds, distinct, side="left")
+        # distinct is sorted, so each bin's values are a run: first is min, last is max.
+        self.bin_min_[feature_idx, bins[::-1]] = distinct[::-1]
+        self.bin_max_[feature_idx, bins] = distinct
 
     def split_thresholds(self, feature, bin_idx, next_bin):
         """Raw thresholds of splits between bins ``bin_idx`` and ``next_bin`` of ``feature``.
