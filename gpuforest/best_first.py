@@ -195,6 +195,19 @@ class HistogramPool:
         self.free_rows = np.arange(n_rows - 1, -1, -1, dtype=np.int64)
         self.n_free = n_rows
 
+    @classmethod
+    def in_workspace(cls, workspace, backend, n_rows, n_features, n_bins, n_slots):
+        """The pool kept in ``workspace`` (a dict, or None for none) when it has that shape, all rows free;
+        else a new one, kept there: one allocation for every growth of a fit."""
+        pool = None if workspace is None else workspace.get("histogram_pool")
+        if pool is None or pool.hist.shape != (n_rows, n_features, n_bins, n_slots):
+            pool = cls(backend, n_rows, n_features, n_bins, n_slots)
+            if workspace is not None:
+                workspace["histogram_pool"] = pool
+        pool.free_rows[:] = np.arange(n_rows - 1, -1, -1)
+        pool.n_free = n_rows
+        return pool
+
     def take(self, n_wanted):
         """``n_wanted`` free rows, -1 for those past the free ones; they are no longer free."""
         n_taken = min(n_wanted, self.n_free)

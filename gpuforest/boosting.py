@@ -139,7 +139,7 @@ class BaseGradientBoosting(AllowNaNMixin, BaseEstimator):
         n_per_round = self._loss.n_trees_per_iteration
         counts = xp.ones((n_per_round, X.shape[0]), dtype=np.int32)  # drawn without replacement: once or not at all
         scorer = self._scorer()
-        stats, gradient_buffers = None, None  # the previous round's arrays, reused
+        stats, gradient_buffers, workspace = None, None, {}  # the previous round's arrays, reused
         if X_val is not None and not self.train_score_:
             self._record_scores(scorer, X, y, sample_weight, backend.to_host(raw), X_val, y_val, weight_val, raw_val)
         for iteration in range(len(self.trees_) // n_per_round, self.n_estimators):
@@ -158,7 +158,7 @@ class BaseGradientBoosting(AllowNaNMixin, BaseEstimator):
             first_tree = len(self.trees_)
             grower = TreeGrower(
                 backend, rows, tree_offsets, self._bin_mapper, stats, 1,
-                self._tree_growth(backend, first_tree, n_per_round), first_tree=first_tree,
+                self._tree_growth(backend, first_tree, n_per_round), first_tree=first_tree, workspace=workspace,
             )
             for k, tree in enumerate(grower.grow()):
                 # The leaf of each row: known from growth when every row grew the tree.

@@ -252,9 +252,13 @@ class TreeGrower:
     first_tree : int, default=0
         Global index of the batch's first tree: random draws are keyed by
         global tree index, so a tree is the same whatever batch it grows in.
+    workspace : dict or None, default=None
+        Buffers kept from one growth to the next (a fit's rounds pass the same dict).
     """
 
-    def __init__(self, backend, rows, tree_offsets, bin_mapper, stats, n_values, params, first_tree=0):
+    def __init__(
+        self, backend, rows, tree_offsets, bin_mapper, stats, n_values, params, first_tree=0, workspace=None,
+    ):
         self.backend = backend
         self.rows = rows
         self.tree_offsets = tree_offsets
@@ -263,6 +267,7 @@ class TreeGrower:
         self.n_values = n_values
         self.params = params
         self.first_tree = first_tree
+        self.workspace = workspace
         self.n_trees = tree_offsets.shape[0] - 1
         self.n_features = rows.X_binned.shape[1]
         # Below this many rows a node is scanned from its rows (one small feature histogram at
@@ -575,7 +580,9 @@ class _BestFirst:
         self.heap_start = np.concatenate([[0], np.cumsum(capacity)[:-1]]).astype(np.int64)
         self.heap_size = np.zeros(grower.n_trees, dtype=np.int64)
         n_bins, n_slots = grower.bin_mapper.max_bins, grower.stats.n_slots
-        self.pool = HistogramPool(grower.backend, self._pool_rows(capacity), grower.n_features, n_bins, n_slots)
+        self.pool = HistogramPool.in_workspace(
+            grower.workspace, grower.backend, self._pool_rows(capacity), grower.n_features, n_bins, n_slots
+        )
 
     def _pool_rows(self, capacity):
         """Histograms the pool holds: every one the growth may keep at once (a tree's open leaves, the

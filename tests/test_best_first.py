@@ -143,3 +143,26 @@ def test_a_pool_short_of_histograms_grows_the_same_tree(monkeypatch):
     for name in TREE_ARRAYS:
         np.testing.assert_array_equal(getattr(tree, name), getattr(reference, name), err_msg=name)
     assert tree.n_leaves == 60
+
+
+def test_boosting_rounds_share_one_histogram_pool(monkeypatch):
+    """A fit allocates the pool once (its rounds pass one workspace), and the trees are those of fresh pools."""
+    pools = []
+    init = grower._BestFirst.__init__
+
+    def recording_init(self, tree_grower):
+        init(self, tree_grower)
+        pools.append(self.pool.hist)
+
+    model = GradientBoostingClassifier(n_estimators=4, max_leaf_nodes=9, early_stopping=False, random_state=0)
+    monkeypatch.setattr(grower._BestFirst, "__init__", recording_init)
+    trees = model.fit(X_CLASSES, Y_CLASSES).trees_
+    assert len(pools) == 4 and all(pool is pools[0] for pool in pools)
+    monkeypatch.setattr(grower.HistogramPool, "in_workspace", classmethod(
+        lambda cls, workspace, *args: cls(*args)
+    ))
+    fresh = GradientBoostingClassifier(**model.get_params()).fit(X_CLASSES, Y_CLASSES).trees_
+    assert len(pools) == 8 and len({id(pool) for pool in pools[4:]}) == 4
+    for tree, reference_tree in zip(trees, fresh):
+        for name in TREE_ARRAYS:
+            np.testing.assert_array_equal(getattr(tree, name), getattr(reference_tree, name), err_msg=name)

@@ -308,9 +308,9 @@ def test_classes_of_a_round_grow_in_one_batch(monkeypatch):
     batches = []
     grower_class = boosting.TreeGrower
 
-    def recording_grower(backend, rows, tree_offsets, *args, first_tree=0):
+    def recording_grower(backend, rows, tree_offsets, *args, first_tree=0, **kwargs):
         batches.append((tree_offsets.shape[0] - 1, first_tree))
-        return grower_class(backend, rows, tree_offsets, *args, first_tree=first_tree)
+        return grower_class(backend, rows, tree_offsets, *args, first_tree=first_tree, **kwargs)
 
     monkeypatch.setattr(boosting, "TreeGrower", recording_grower)
     params = dict(n_estimators=3, colsample_bytree=0.5, subsample=0.8, early_stopping=False, random_state=0,
