@@ -316,6 +316,26 @@ def pick_best_feature(gains, bins, node):
     return best_feature, best_gain
 
 
+@njit(cache=True, inline="always")
+def record_best_feature(
+    gains, bins, node, out_gain, out_feature, out_bin, out_missing_left, out_left_totals, out_next_bin
+):
+    """Write ``node``'s best feature (``pick_best_feature``), gain and bin, and the defaults of its
+    other outputs; returns the feature, ``NO_SPLIT`` if none (the split's other outputs are then final)."""
+    best_feature, best_gain = pick_best_feature(gains, bins, node)
+    out_feature[node] = best_feature
+    out_gain[node] = best_gain
+    for slot in range(out_left_totals.shape[1]):
+        out_left_totals[node, slot] = 0
+    out_next_bin[node] = NO_SPLIT
+    if best_feature == NO_SPLIT:
+        out_bin[node] = NO_SPLIT
+        out_missing_left[node] = False
+    else:
+        out_bin[node] = bins[node, best_feature]
+    return best_feature
+
+
 @njit(cache=True)
 def resolve_missing_left(chosen_missing_left, missing, left_totals, totals):
     """Direction of missing values; adds them to ``left_totals`` when they go left.

@@ -32,8 +32,8 @@ import numpy as np
 from numba import njit, prange
 
 from ..common import (
-    NEWTON, NO_SPLIT, accumulate_row, finish_split_from_histogram, newton_cost, parent_cost, pick_best_feature,
-    random_threshold_bin, scan_threshold,
+    NEWTON, NO_SPLIT, accumulate_row, finish_split_from_histogram, newton_cost, parent_cost, random_threshold_bin,
+    record_best_feature, scan_threshold,
 )
 
 # Blocks of nodes of find_best_splits_from_rows (one buffer each; many, so that the threads share the work).
@@ -244,19 +244,13 @@ def find_best_splits_from_histograms(
         missing_left[node, feature_idx] = best_missing_left
 
     for node in prange(n_nodes):
-        best_feature, best_gain = pick_best_feature(gains, bins, node)
-        out_feature[node] = best_feature
-        out_gain[node] = best_gain
-        out_left_totals[node] = 0
-        out_next_bin[node] = NO_SPLIT
+        best_feature = record_best_feature(
+            gains, bins, node, out_gain, out_feature, out_bin, out_missing_left, out_left_totals, out_next_bin
+        )
         if best_feature == NO_SPLIT:
-            out_bin[node] = NO_SPLIT
-            out_missing_left[node] = False
             continue
-        best_bin = bins[node, best_feature]
-        out_bin[node] = best_bin
         out_missing_left[node], out_next_bin[node] = finish_split_from_histogram(
-            hist[hist_rows[node], best_feature], best_bin, n_bins_non_missing[best_feature], missing_bin,
+            hist[hist_rows[node], best_feature], out_bin[node], n_bins_non_missing[best_feature], missing_bin,
             missing_left[node, best_feature], totals[node], out_left_totals[node],
         )
 
@@ -313,23 +307,17 @@ def find_best_splits_from_rows(
                 bins[node, feature_idx] = best_bin
                 missing_left[node, feature_idx] = best_missing_left
 
-            best_feature, best_gain = pick_best_feature(gains, bins, node)
-            out_feature[node] = best_feature
-            out_gain[node] = best_gain
-            out_left_totals[node] = 0
-            out_next_bin[node] = NO_SPLIT
+            best_feature = record_best_feature(
+                gains, bins, node, out_gain, out_feature, out_bin, out_missing_left, out_left_totals, out_next_bin
+            )
             if best_feature == NO_SPLIT:
-                out_bin[node] = NO_SPLIT
-                out_missing_left[node] = False
                 continue
-            best_bin = bins[node, best_feature]
-            out_bin[node] = best_bin
             _, bins_used = _add_feature_rows(
                 feature_hist, X_binned, best_feature, sample_indices, start, stop, counts, stats_base, row_slot,
                 row_stats, missing_bin,
             )
             out_missing_left[node], out_next_bin[node] = finish_split_from_histogram(
-                feature_hist, best_bin, bins_used, missing_bin, missing_left[node, best_feature], totals[node],
+                feature_hist, out_bin[node], bins_used, missing_bin, missing_left[node, best_feature], totals[node],
                 out_left_totals[node],
             )
             _clear_feature_rows(feature_hist, X_binned, best_feature, sample_indices, start, stop)

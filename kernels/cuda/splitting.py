@@ -53,7 +53,7 @@ from numba import cuda, types
 
 from ..common import (
     NO_SPLIT, accumulate_row, finish_split_from_histogram, parent_cost, pick_best_feature, random_threshold_bin,
-    resolve_missing_left, scan_threshold,
+    record_best_feature, resolve_missing_left, scan_threshold,
 )
 from . import jit_kernel
 from .histogram import array_namespace
@@ -259,22 +259,14 @@ def _pick_from_histograms_kernel(
     hist, hist_rows, totals, n_bins_non_missing, missing_bin, gains, bins, missing_left, out_gain, out_feature,
     out_bin, out_missing_left, out_left_totals, out_next_bin,
 ):
-    n_slots = hist.shape[3]
     for node in range(cuda.grid(1), hist_rows.shape[0], cuda.gridsize(1)):
-        best_feature, best_gain = pick_best_feature(gains, bins, node)
-        out_feature[node] = best_feature
-        out_gain[node] = best_gain
-        for slot in range(n_slots):
-            out_left_totals[node, slot] = 0
-        out_next_bin[node] = NO_SPLIT
+        best_feature = record_best_feature(
+            gains, bins, node, out_gain, out_feature, out_bin, out_missing_left, out_left_totals, out_next_bin
+        )
         if best_feature == NO_SPLIT:
-            out_bin[node] = NO_SPLIT
-            out_missing_left[node] = False
             continue
-        best_bin = bins[node, best_feature]
-        out_bin[node] = best_bin
         out_missing_left[node], out_next_bin[node] = finish_split_from_histogram(
-            hist[hist_rows[node], best_feature], best_bin, n_bins_non_missing[best_feature], missing_bin,
+            hist[hist_rows[node], best_feature], out_bin[node], n_bins_non_missing[best_feature], missing_bin,
             missing_left[node, best_feature], totals[node], out_left_totals[node],
         )
 
