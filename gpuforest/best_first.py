@@ -192,8 +192,13 @@ class HistogramPool:
 
     def __init__(self, backend, n_rows, n_features, n_bins, n_slots):
         self.hist = backend.xp.empty((n_rows, n_features, n_bins, n_slots), dtype=np.int64)
-        self.free_rows = np.arange(n_rows - 1, -1, -1, dtype=np.int64)
-        self.n_free = n_rows
+        self.free_rows = np.empty(n_rows, dtype=np.int64)
+        self.free_all()
+
+    def free_all(self):
+        """Every row free (taken lowest first)."""
+        self.free_rows[:] = np.arange(self.free_rows.shape[0] - 1, -1, -1)
+        self.n_free = self.free_rows.shape[0]
 
     @classmethod
     def in_workspace(cls, workspace, backend, n_rows, n_features, n_bins, n_slots):
@@ -204,8 +209,8 @@ class HistogramPool:
             pool = cls(backend, n_rows, n_features, n_bins, n_slots)
             if workspace is not None:
                 workspace["histogram_pool"] = pool
-        pool.free_rows[:] = np.arange(n_rows - 1, -1, -1)
-        pool.n_free = n_rows
+        else:
+            pool.free_all()
         return pool
 
     def take(self, n_wanted):
