@@ -27,9 +27,9 @@ import numpy as np
 from .backend import SplitResult
 from .best_first import HistogramPool, NodeTable, commit_splits, leaves_to_expand, push_leaves
 from .kernels.common import NO_SPLIT, PURPOSE_COLUMNS
+from .level import allowed_splits, histogram_plan, number_children, split_children, stopping_rules
 from .tree import TREE_LEAF, TREE_UNDEFINED, Tree
 
-EPSILON = np.finfo(np.float64).eps
 # Histogram bytes per chunk of a level when nodes draw feature subsets (see _units_per_chunk).
 SUBSET_CHUNK_BYTES = 256 * 1024 * 1024
 # A level whose histograms need at most this much goes in one chunk without a memory query.
@@ -98,15 +98,6 @@ def tree_feature_subsets(backend, seed, first_tree, n_trees, n_features, fractio
     return subsets
 
 
-def sibling_roles(count):
-    """``(smaller, larger)``: positions of each pair's smaller and larger child (ties: the left is larger)
-    in a batch of children laid out lefts then rights, by their row counts ``count``."""
-    n_pairs = count.shape[0] // 2
-    left, right = np.arange(n_pairs), np.arange(n_pairs, 2 * n_pairs)
-    left_larger = count[left] >= count[right]
-    return np.where(left_larger, right, left), np.where(left_larger, left, right)
-
-
 @dataclass
 class NodeBatch:
     """Nodes of several trees, one entry per node in parallel arrays.
@@ -158,20 +149,10 @@ class _TreeRecorder:
             (nodes.tree, nodes.node_idx, nodes.depth, nodes.totals[:, -1], values, impurity, weight, nodes.start)
         )
 
-    def new_children(self, tree):
-        """Indices of the left and right children of parents in trees ``tree``."""
-        order = np.argsort(tree, kind="stable")
-        sorted_tree = tree[order]
-        rank = np.empty_like(tree)
-        rank[order] = np.arange(tree.shape[0]) - np.searchsorted(sorted_tree, sorted_tree)
-        left = self.next_node_idx[tree] + 2 * rank
-        self.next_node_idx += 2 * np.bincount(tree, minlength=self.next_node_idx.shape[0])
-        return left, left + 1
-
-    def add_splits(self, parents, split, threshold, left, right):
+    def add_splits(self, parents, split, left, right):
         """Record the ``split`` (a ``SplitResult``) of each of ``parents`` and its children's indices."""
         self.splits.append(
-            (parents.tree, parents.node_idx, split.feature, split.bin, threshold, split.missing_left, left, right)
+            (parents.tree, parents.node_idx, split.feature, split.bin, split.next_bin, split.missing_left, left, right)
         )
 
     def leaf_of_positions(self, tree_idx):
@@ -189,7 +170,8 @@ class _TreeRecorder:
         order = np.argsort(start[is_leaf])
         return np.repeat(node_idx[is_leaf][order], n_samples[is_leaf][order])
 
-    def trees(self, n_features):
+    def trees(self, n_features, bin_mapper):
+        """The grown trees, a list of ``Tree``; raw thresholds from ``bin_mapper``'s split thresholds."""
         tree, node_idx, depth, n_samples, values, impurity, weight, _ = (
             np.concatenate(column) for column in zip(*self.nodes)
         )
@@ -197,7 +179,8 @@ class _TreeRecorder:
             split_columns = [np.concatenate(column) for column in zip(*self.splits)]
         else:
             split_columns = [np.empty(0, dtype=np.int64)] * 8
-        split_tree, split_node, feature, bin_idx, threshold, missing_left, left, right = split_columns
+        split_tree, split_node, feature, bin_idx, next_bin, missing_left, left, right = split_columns
+        threshold = bin_mapper.split_thresholds(feature, bin_idx, next_bin) if self.splits else np.empty(0)
         result = []
         for tree_idx, node_count in enumerate(self.next_node_idx):
             mine = tree == tree_idx
@@ -288,7 +271,7 @@ class TreeGrower:
             candidates = self._evaluate(self._roots())
             while candidates.size:
                 candidates = self._evaluate(*self._split(candidates))
-        return self.recorder.trees(self.n_features)
+        return self.recorder.trees(self.n_features, self.bin_mapper)
 
     def row_leaves(self, tree_idx):
         """``(rows, leaves)`` of a grown tree: its rows (device array of ``sample_indices``) and each one's leaf.
@@ -331,34 +314,30 @@ class TreeGrower:
         """
         values, impurity, weight = self.backend.node_values(self.stats, nodes.totals, self.n_values)
         self.recorder.add_nodes(nodes, values, impurity, weight)
-        splittable = self._splittable(nodes, impurity, weight)
-        split, nodes.hist, nodes.hist_row = self._split_search(nodes, splittable, parent_hist, parent_hist_row)
+        splittable, needs_hist = self._splittable(nodes, impurity, weight)
+        split, nodes.hist, nodes.hist_row = self._split_search(
+            nodes, splittable, needs_hist, parent_hist, parent_hist_row
+        )
         nodes.split = split
         return nodes.take(np.flatnonzero(self._can_split(nodes, splittable, split)))
 
     def _splittable(self, nodes, impurity, weight):
-        """The pre-split stopping rules: which of ``nodes`` may split, (n_nodes,) bool."""
+        """``level.stopping_rules``: which of ``nodes`` may split, and which of those get a histogram."""
         params = self.params
-        count = nodes.totals[:, -1]
-        return (
-            (nodes.depth < params.max_depth)
-            & (count >= params.min_samples_split)
-            & (count >= 2 * params.min_samples_leaf)
-            & (weight >= 2 * self.min_weight_leaf[nodes.tree])
-            & ((impurity > EPSILON) | (not self.stats.stops_when_pure))
+        return stopping_rules(
+            nodes.totals[:, -1], nodes.depth, weight, impurity, nodes.tree, self.min_weight_leaf,
+            int(params.max_depth), int(params.min_samples_split),
+            int(params.min_samples_leaf), self.stats.stops_when_pure, int(self.min_rows_histogram),
         )
 
     def _can_split(self, nodes, splittable, split):
-        """Which splittable nodes' best split is allowed (a split found, gain rules), (n_nodes,) bool."""
-        improvement = split.gain / self.root_weight[nodes.tree]
-        return (
-            splittable
-            & (split.feature != NO_SPLIT)
-            & (improvement + EPSILON >= self.params.min_impurity_decrease)
-            & (split.gain >= self.params.min_split_gain)
+        """Which splittable nodes' best split is allowed (``level.allowed_splits``), (n_nodes,) bool."""
+        return allowed_splits(
+            splittable, split.feature, split.gain, nodes.tree, self.root_weight,
+            float(self.params.min_impurity_decrease), float(self.params.min_split_gain),
         )
 
-    def _split_search(self, nodes, splittable, parent_hist, parent_hist_row):
+    def _split_search(self, nodes, splittable, needs_hist, parent_hist, parent_hist_row):
         """Histograms and best splits of ``nodes``, in as few chunks as memory allows.
 
         A chunk is a set of sibling pairs (or of roots) sized from the backend's
@@ -371,13 +350,12 @@ class TreeGrower:
         paired = parent_hist is not None
         n_units = nodes.size // 2 if paired else nodes.size
         # Only units with a node large enough for a histogram count towards a chunk's memory.
-        needs_hist = splittable & (nodes.totals[:, -1] >= self.min_rows_histogram)
         unit_needs_hist = (needs_hist[:n_units] | needs_hist[n_units:]) if paired else needs_hist
         units_per_chunk = self._units_per_chunk(int(unit_needs_hist.sum()), paired)
         while True:
             try:
                 return self._split_search_in_chunks(
-                    nodes, splittable, parent_hist, parent_hist_row, unit_needs_hist, units_per_chunk
+                    nodes, splittable, needs_hist, parent_hist, parent_hist_row, unit_needs_hist, units_per_chunk
                 )
             except self.backend.out_of_memory_errors:
                 if units_per_chunk == 1:
@@ -406,34 +384,35 @@ class TreeGrower:
         return max(1, int(0.5 * free_bytes // (2 * hist_bytes * nodes_per_unit)))
 
     def _split_search_in_chunks(
-        self, nodes, splittable, parent_hist, parent_hist_row, unit_needs_hist, units_per_chunk
+        self, nodes, splittable, needs_hist, parent_hist, parent_hist_row, unit_needs_hist, units_per_chunk
     ):
         """``_split_search`` in chunks of consecutive units, each with at most ``units_per_chunk`` units that
         need a histogram (``unit_needs_hist``); the others go with them."""
+        if unit_needs_hist.sum() <= units_per_chunk:
+            split, hist, hist_row = self._chunk_split_search(nodes, splittable, needs_hist, parent_hist, parent_hist_row)
+            if self.nodes_share_features:
+                return split, hist, hist_row
+            return split, None, np.full(nodes.size, -1, dtype=np.int64)
         paired = parent_hist is not None
         n_units = unit_needs_hist.shape[0]
         split = SplitResult.empty(nodes.size, self.stats.n_slots)
-        hist, hist_row = None, np.full(nodes.size, -1, dtype=np.int64)
-        chunks = [np.arange(n_units)]
-        if unit_needs_hist.sum() > units_per_chunk:
-            chunk_of_unit = np.maximum(np.cumsum(unit_needs_hist) - 1, 0) // units_per_chunk
-            chunks = np.split(chunks[0], np.flatnonzero(np.diff(chunk_of_unit)) + 1)
-        for units in chunks:
+        chunk_of_unit = np.maximum(np.cumsum(unit_needs_hist) - 1, 0) // units_per_chunk
+        for units in np.split(np.arange(n_units), np.flatnonzero(np.diff(chunk_of_unit)) + 1):
             positions = np.concatenate([units, units + n_units]) if paired else units
-            chunk = nodes.take(positions)
-            chunk_splittable = splittable[positions]
-            # Drawn before the histograms, so that they hold only the features searched.
-            masks = self._feature_masks(chunk, chunk_splittable)
-            chunk_parent_hist_row = parent_hist_row[units] if paired else None
-            chunk_hist, chunk_hist_row = self._histograms(
-                chunk, chunk_splittable, masks, parent_hist, chunk_parent_hist_row
+            chunk_split, _, _ = self._chunk_split_search(
+                nodes.take(positions), splittable[positions], needs_hist[positions], parent_hist,
+                parent_hist_row[units] if paired else None,
             )
-            chunk_split = self._best_splits(chunk, chunk_splittable, masks, chunk_hist, chunk_hist_row)
             for target, source in zip(split.outputs(), chunk_split.outputs()):
                 target[positions] = source
-            if len(chunks) == 1 and self.nodes_share_features:
-                hist, hist_row = chunk_hist, chunk_hist_row
-        return split, hist, hist_row
+        return split, None, np.full(nodes.size, -1, dtype=np.int64)
+
+    def _chunk_split_search(self, nodes, splittable, needs_hist, parent_hist, parent_hist_row):
+        """Feature draws, histograms and best splits of a chunk of ``nodes``: ``(split, hist, hist_row)``."""
+        # Drawn before the histograms, so that they hold only the features searched.
+        masks = self._feature_masks(nodes, splittable)
+        hist, hist_row = self._histograms(nodes, needs_hist, masks, parent_hist, parent_hist_row)
+        return self._best_splits(nodes, splittable, masks, hist, hist_row), hist, hist_row
 
     def _feature_masks(self, nodes, splittable):
         """The features each node evaluates: (n_nodes, n_features) bool.
@@ -458,25 +437,18 @@ class TreeGrower:
             )
         return masks
 
-    def _histograms(self, nodes, splittable, masks, parent_hist, parent_hist_row):
-        """Histograms of the large splittable nodes: ``(hist, hist_row)``.
+    def _histograms(self, nodes, needs_hist, masks, parent_hist, parent_hist_row):
+        """Histograms of the nodes that need one (``needs_hist``): ``(hist, hist_row)``.
 
         A built histogram holds the features of the node's row of ``masks``
         (``_feature_masks``); ``parent_hist`` (for subtraction) comes only when
         every node of a tree evaluates the same features, its parent's.
         """
-        count = nodes.totals[:, -1]
-        needs_hist = splittable & (count >= self.min_rows_histogram)
         hist_row = np.full(nodes.size, -1, dtype=np.int64)
-        build = needs_hist.copy()
-        derive, derive_from, derive_parent = (np.empty(0, dtype=np.int64),) * 3
-        if parent_hist is not None:
-            smaller, larger = sibling_roles(count)
-            subtract = (parent_hist_row >= 0) & needs_hist[larger]
-            derive, derive_from, derive_parent = larger[subtract], smaller[subtract], parent_hist_row[subtract]
-            build[derive] = False
-            build[derive_from] = True
-        build = np.flatnonzero(build)
+        no_parents = np.empty(0, dtype=np.int64)
+        build, derive, derive_from, derive_parent = histogram_plan(
+            nodes.totals[:, -1], needs_hist, no_parents if parent_hist is None else parent_hist_row
+        )
         if build.size == 0:
             return None, hist_row
         n_bins, n_slots = self.bin_mapper.max_bins, self.stats.n_slots
@@ -532,32 +504,22 @@ class TreeGrower:
 
     def _split(self, chosen):
         """Partition the chosen nodes' rows; returns their children for ``_evaluate``."""
-        left, right = self.recorder.new_children(chosen.tree)
-        self.recorder.add_splits(chosen, chosen.split, self._thresholds(chosen.split), left, right)
+        left, right = number_children(chosen.tree, self.recorder.next_node_idx)
+        self.recorder.add_splits(chosen, chosen.split, left, right)
         return self._partition(chosen, np.concatenate([left, right])), chosen.hist, chosen.hist_row
-
-    def _thresholds(self, split):
-        """Raw thresholds of ``split``'s (a ``SplitResult``) bins."""
-        return self.bin_mapper.split_thresholds(split.feature, split.bin, split.next_bin)
 
     def _partition(self, chosen, children_idx):
         """Partition the rows of ``chosen`` by their splits; returns the children, lefts then rights,
         numbered ``children_idx``."""
         split = chosen.split
-        n_left = split.left_totals[:, -1].copy()
         self.backend.apply_splits(
-            self.rows, chosen.start, chosen.stop, n_left, split.feature, split.bin, split.missing_left,
-            self.bin_mapper.missing_bin,
+            self.rows, chosen.start, chosen.stop, split.left_totals[:, -1].copy(), split.feature, split.bin,
+            split.missing_left, self.bin_mapper.missing_bin,
         )
-        middle = chosen.start + n_left
-        return NodeBatch(
-            tree=np.concatenate([chosen.tree, chosen.tree]),
-            node_idx=children_idx,
-            depth=np.concatenate([chosen.depth + 1, chosen.depth + 1]),
-            start=np.concatenate([chosen.start, middle]),
-            stop=np.concatenate([middle, chosen.stop]),
-            totals=np.concatenate([split.left_totals, chosen.totals - split.left_totals]),
+        tree, depth, start, stop, totals = split_children(
+            chosen.tree, chosen.depth, chosen.start, chosen.stop, chosen.totals, split.left_totals
         )
+        return NodeBatch(tree=tree, node_idx=children_idx, depth=depth, start=start, stop=stop, totals=totals)
 
 
 class _BestFirst:
@@ -639,9 +601,9 @@ class _BestFirst:
         rows are ``parent_rows``; or roots: None), added to the table; returns their uids."""
         grower = self.grower
         values, impurity, weight = grower.backend.node_values(grower.stats, nodes.totals, grower.n_values)
-        splittable = grower._splittable(nodes, impurity, weight)
+        splittable, needs_hist = grower._splittable(nodes, impurity, weight)
         masks = grower._feature_masks(nodes, splittable)
-        hist_row = self._histograms(nodes, splittable, masks, parent_rows)
+        hist_row = self._histograms(nodes, needs_hist, masks, parent_rows)
         split = grower._best_splits(nodes, splittable, masks, self.pool.hist, hist_row)
         can_split = grower._can_split(nodes, splittable, split)
         dropped = ~can_split if self.keep_histograms else np.ones(nodes.size, dtype=bool)
@@ -656,41 +618,37 @@ class _BestFirst:
             right_uid=no_children,
         )
 
-    def _histograms(self, nodes, splittable, masks, parent_rows):
+    def _histograms(self, nodes, needs_hist, masks, parent_rows):
         """Pool rows of the histograms of ``nodes`` (-1: none; those without are scanned from their rows).
 
-        The large splittable nodes get one: built, or, for the larger child of
-        a parent whose histogram is kept, derived by subtraction from it and
-        its built sibling. A pool short of rows leaves the last ones without.
+        The nodes that need one (``needs_hist``) get one: built, or, for the
+        larger child of a parent whose histogram is kept, derived by
+        subtraction from it and its built sibling. A pool short of rows leaves
+        the last ones without.
         """
         grower, pool = self.grower, self.pool
-        count = nodes.totals[:, -1]
-        needs_hist = splittable & (count >= grower.min_rows_histogram)
+        no_parents = np.empty(0, dtype=np.int64)
+        build, derive, derive_from, derive_parent = histogram_plan(
+            nodes.totals[:, -1], needs_hist, no_parents if parent_rows is None else parent_rows
+        )
         hist_row = np.full(nodes.size, -1, dtype=np.int64)
-        build = needs_hist.copy()
-        derive_pairs = np.empty(0, dtype=np.int64)
-        if parent_rows is not None:
-            smaller, larger = sibling_roles(count)
-            subtract = (parent_rows >= 0) & needs_hist[larger]
-            build[larger[subtract]] = False
-            build[smaller[subtract]] = True
-        build = np.flatnonzero(build)
         hist_row[build] = pool.take(build.size)
         build = build[hist_row[build] >= 0]
-        if parent_rows is not None:
-            derive_pairs = np.flatnonzero(subtract & (hist_row[smaller] >= 0))
-            hist_row[larger[derive_pairs]] = pool.take(derive_pairs.size)
-            derive_pairs = derive_pairs[hist_row[larger[derive_pairs]] >= 0]
+        # A node whose built sibling found no row is scanned from its rows.
+        derivable = hist_row[derive_from] >= 0
+        derive, derive_from, derive_parent = derive[derivable], derive_from[derivable], derive_parent[derivable]
+        hist_row[derive] = pool.take(derive.size)
+        derived = hist_row[derive] >= 0
+        derive, derive_from, derive_parent = derive[derived], derive_from[derived], derive_parent[derived]
         n_bins, n_slots = grower.bin_mapper.max_bins, grower.stats.n_slots
         if build.size:
             grower.backend.build_histograms(
                 grower.rows, nodes.start[build], nodes.stop[build], nodes.tree[build], n_bins, n_slots, masks[build],
                 out=pool.hist, out_rows=hist_row[build],
             )
-        if derive_pairs.size:
+        if derive.size:
             grower.backend.subtract_histograms(
-                pool.hist, parent_rows[derive_pairs], pool.hist, hist_row[smaller[derive_pairs]], out=pool.hist,
-                out_rows=hist_row[larger[derive_pairs]],
+                pool.hist, derive_parent, pool.hist, hist_row[derive_from], out=pool.hist, out_rows=hist_row[derive],
             )
         return hist_row
 
@@ -718,7 +676,5 @@ class _BestFirst:
         table = self.table
         left, right = table.left_uid[parents], table.right_uid[parents]
         batch = self._batch(parents)
-        self.grower.recorder.add_splits(
-            batch, batch.split, self.grower._thresholds(batch.split), table.node_idx[left], table.node_idx[right]
-        )
+        self.grower.recorder.add_splits(batch, batch.split, table.node_idx[left], table.node_idx[right])
         self._record(np.concatenate([left, right]))

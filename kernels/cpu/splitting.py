@@ -38,6 +38,17 @@ from ..common import (
 
 # Blocks of nodes of find_best_splits_from_rows (one buffer each; many, so that the threads share the work).
 NODE_BLOCKS = 256
+# Blocks of (node, feature) tasks of find_best_splits_from_histograms (one set of scratch arrays each).
+TASK_BLOCKS = 256
+
+
+@njit(cache=True)
+def _scan_scratch(n_bins, n_slots):
+    """The scratch arrays of ``_best_threshold``: ``(left, left_with_missing, left_sums, bin_gains)``."""
+    return (
+        np.empty(n_slots, dtype=np.int64), np.empty(n_slots, dtype=np.int64), np.empty((3, n_bins), dtype=np.int64),
+        np.empty((2, n_bins)),
+    )
 
 
 @njit(cache=True)
@@ -62,22 +73,23 @@ def _random_candidate_in_histogram(feature_hist, low_bin, n_bins_non_missing, dr
 @njit(cache=True)
 def _best_threshold(
     feature_hist, node_totals, low_bin, n_bins_non_missing, missing_bin, draw, criterion, inv_scales,
-    regularization, min_samples_leaf, min_weight_leaf, left, left_with_missing,
+    regularization, min_samples_leaf, min_weight_leaf, left, left_with_missing, left_sums, bin_gains,
 ):
     """Best ``(gain, bin, missing_left)`` of one node's feature histogram (n_bins, n_slots).
 
     ``low_bin``: no rows in the bins below it (0 when unknown; the scan starts
     there, which gives the same result: an empty bin is no candidate).
     ``draw`` in [0, 1) picks the one random candidate (see the module
-    docstring); a negative ``draw``: every bin. ``left``, ``left_with_missing``:
-    (n_slots,) int64 scratch.
+    docstring); a negative ``draw``: every bin. Scratch: ``left``,
+    ``left_with_missing`` (n_slots,) int64; ``left_sums`` (3, n_bins) int64 and
+    ``bin_gains`` (2, n_bins) float64 (``_best_newton_threshold``).
     """
     n_slots = feature_hist.shape[1]
     n_stat_slots = n_slots - 1
     if criterion == NEWTON and n_slots == 3 and draw < 0.0:
         return _best_newton_threshold(
             feature_hist, node_totals, low_bin, n_bins_non_missing, missing_bin, inv_scales, regularization,
-            min_samples_leaf, min_weight_leaf,
+            min_samples_leaf, min_weight_leaf, left_sums, bin_gains,
         )
     missing = feature_hist[missing_bin]
     cost = parent_cost(criterion, node_totals, n_stat_slots, inv_scales, regularization)
@@ -131,58 +143,86 @@ _scan_bins_with_missing = _scan_bins_for(True)
 _scan_bins_without_missing = _scan_bins_for(False)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _best_newton_threshold(
     feature_hist, node_totals, low_bin, n_bins_non_missing, missing_bin, inv_scales, regularization,
-    min_samples_leaf, min_weight_leaf,
+    min_samples_leaf, min_weight_leaf, left_sums, bin_gains,
 ):
-    """``_best_threshold`` of ``newton`` with one (gradient, hessian) pair, on scalars.
+    """``_best_threshold`` of ``newton`` with one (gradient, hessian) pair, in three passes over the bins.
 
-    Boosting's hot case: the generic scan's calls on slot arrays cost 5x
-    more. Same candidates, order, rules and float operations as
-    ``common.scan_threshold`` (the tests compare both).
+    Boosting's hot case. The left sums of every threshold (a prefix sum), then
+    every threshold's gain (a loop without branches, which LLVM vectorizes),
+    then the first threshold of the largest gain: what a sequential scan that
+    replaces the best only by a strictly larger gain keeps (an empty bin
+    repeats the previous bin's gains, so it never wins). Same candidates,
+    order, rules and float operations as ``common.scan_threshold`` (the tests
+    compare both). ``left_sums`` (3, n_bins) int64 and ``bin_gains``
+    (2, n_bins) float64: scratch.
     """
     inv_gradient, inv_hessian = inv_scales[0], inv_scales[1]
     total_gradient, total_hessian, total_count = node_totals[0], node_totals[1], node_totals[2]
     cost = newton_cost(total_gradient * inv_gradient, total_hessian * inv_hessian, regularization)
     missing_gradient, missing_hessian = feature_hist[missing_bin, 0], feature_hist[missing_bin, 1]
     missing_count = feature_hist[missing_bin, 2]
-    best_gain, best_bin, best_missing_left = -math.inf, NO_SPLIT, False
-    left_gradient, left_hessian, left_count = 0, 0, 0
-    for bin_idx in range(low_bin, n_bins_non_missing):
-        if feature_hist[bin_idx, 2] == 0:
-            continue
-        left_gradient += feature_hist[bin_idx, 0]
-        left_hessian += feature_hist[bin_idx, 1]
-        left_count += feature_hist[bin_idx, 2]
-        for missing_go_left in range(2 if missing_count > 0 else 1):
+    n_thresholds = max(n_bins_non_missing - low_bin, 0)
+    left_gradient, left_hessian, left_count = left_sums[0], left_sums[1], left_sums[2]
+    gradient, hessian, count = 0, 0, 0
+    for threshold in range(n_thresholds):
+        gradient += feature_hist[low_bin + threshold, 0]
+        hessian += feature_hist[low_bin + threshold, 1]
+        count += feature_hist[low_bin + threshold, 2]
+        left_gradient[threshold], left_hessian[threshold], left_count[threshold] = gradient, hessian, count
+    gains, gains_missing_left = bin_gains[0], bin_gains[1]
+    # A threshold below the node's lowest non-missing bin leaves no non-missing row on the left: none.
+    for threshold in range(n_thresholds):
+        gain = _newton_candidate_gain(
+            left_gradient[threshold], left_hessian[threshold], left_count[threshold], total_gradient, total_hessian,
+            total_count, cost, inv_gradient, inv_hessian, regularization, min_samples_leaf, min_weight_leaf,
+        )
+        gains[threshold] = gain if left_count[threshold] > 0 else -math.inf
+    best_gain = -math.inf
+    for threshold in range(n_thresholds):
+        best_gain = max(best_gain, gains[threshold])
+    if missing_count > 0:
+        for threshold in range(n_thresholds):
             gain = _newton_candidate_gain(
-                left_gradient + missing_go_left * missing_gradient, left_hessian + missing_go_left * missing_hessian,
-                left_count + missing_go_left * missing_count, total_gradient, total_hessian, total_count, cost,
+                left_gradient[threshold] + missing_gradient, left_hessian[threshold] + missing_hessian,
+                left_count[threshold] + missing_count, total_gradient, total_hessian, total_count, cost,
                 inv_gradient, inv_hessian, regularization, min_samples_leaf, min_weight_leaf,
             )
-            if gain > best_gain:
-                best_gain, best_bin, best_missing_left = gain, bin_idx, missing_go_left == 1
-    return best_gain, best_bin, best_missing_left
+            gains_missing_left[threshold] = gain if left_count[threshold] > 0 else -math.inf
+        for threshold in range(n_thresholds):
+            best_gain = max(best_gain, gains_missing_left[threshold])
+    if best_gain == -math.inf:
+        return -math.inf, NO_SPLIT, False
+    for threshold in range(n_thresholds):
+        if gains[threshold] == best_gain:
+            return best_gain, low_bin + threshold, False
+        if missing_count > 0 and gains_missing_left[threshold] == best_gain:
+            return best_gain, low_bin + threshold, True
+    return -math.inf, NO_SPLIT, False
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", error_model="numpy")
 def _newton_candidate_gain(
     left_gradient, left_hessian, left_count, total_gradient, total_hessian, total_count, cost, inv_gradient,
     inv_hessian, regularization, min_samples_leaf, min_weight_leaf,
 ):
-    """``common.candidate_gain`` of ``newton`` on int64 fixed-point scalars."""
-    if left_count < min_samples_leaf or total_count - left_count < min_samples_leaf:
-        return -math.inf
+    """``common.candidate_gain`` of ``newton`` on int64 fixed-point scalars, -inf where not allowed;
+    without branches (a division by zero of a candidate not allowed gives a number never used)."""
     left_weight = left_hessian * inv_hessian
     right_weight = (total_hessian - left_hessian) * inv_hessian
-    if left_weight < min_weight_leaf or right_weight < min_weight_leaf or left_weight <= 0 or right_weight <= 0:
-        return -math.inf
-    return (
+    gain = (
         cost
         - newton_cost(left_gradient * inv_gradient, left_weight, regularization)
         - newton_cost((total_gradient - left_gradient) * inv_gradient, right_weight, regularization)
     )
+    allowed = (
+        (left_count >= min_samples_leaf) & (total_count - left_count >= min_samples_leaf)
+        & (left_weight >= min_weight_leaf) & (right_weight >= min_weight_leaf) & (left_weight > 0)
+        & (right_weight > 0)
+    )
+    return gain if allowed else -math.inf
 
 
 @njit(parallel=True, cache=True)
@@ -228,20 +268,24 @@ def find_best_splits_from_histograms(
     bins = np.empty((n_nodes, n_features), dtype=np.int32)
     missing_left = np.empty((n_nodes, n_features), dtype=np.bool_)
     random_thresholds = threshold_draws.shape[0] > 0
-    for task in prange(n_nodes * n_features):
-        node = task // n_features
-        feature_idx = task % n_features
-        best_gain, best_bin, best_missing_left = -math.inf, NO_SPLIT, False
-        if feature_mask[node, feature_idx]:
-            draw = threshold_draws[node, feature_idx] if random_thresholds else -1.0
-            best_gain, best_bin, best_missing_left = _best_threshold(
-                hist[hist_rows[node], feature_idx], totals[node], 0, n_bins_non_missing[feature_idx], missing_bin,
-                draw, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf[node],
-                np.empty(n_slots, dtype=np.int64), np.empty(n_slots, dtype=np.int64),
-            )
-        gains[node, feature_idx] = best_gain
-        bins[node, feature_idx] = best_bin
-        missing_left[node, feature_idx] = best_missing_left
+    n_tasks = n_nodes * n_features
+    n_blocks = min(n_tasks, TASK_BLOCKS)
+    for block in prange(n_blocks):
+        scratch = _scan_scratch(hist.shape[2], n_slots)
+        for task in range(block * n_tasks // n_blocks, (block + 1) * n_tasks // n_blocks):
+            node = task // n_features
+            feature_idx = task % n_features
+            best_gain, best_bin, best_missing_left = -math.inf, NO_SPLIT, False
+            if feature_mask[node, feature_idx]:
+                draw = threshold_draws[node, feature_idx] if random_thresholds else -1.0
+                best_gain, best_bin, best_missing_left = _best_threshold(
+                    hist[hist_rows[node], feature_idx], totals[node], 0, n_bins_non_missing[feature_idx],
+                    missing_bin, draw, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf[node],
+                    *scratch,
+                )
+            gains[node, feature_idx] = best_gain
+            bins[node, feature_idx] = best_bin
+            missing_left[node, feature_idx] = best_missing_left
 
     for node in prange(n_nodes):
         best_feature = record_best_feature(
@@ -284,8 +328,7 @@ def find_best_splits_from_rows(
     n_blocks = min(n_nodes, NODE_BLOCKS)
     for block in prange(n_blocks):
         feature_hist = np.zeros((missing_bin + 1, n_slots), dtype=np.int64)
-        left = np.empty(n_slots, dtype=np.int64)
-        left_with_missing = np.empty(n_slots, dtype=np.int64)
+        scratch = _scan_scratch(missing_bin + 1, n_slots)
         for node in range(block * n_nodes // n_blocks, (block + 1) * n_nodes // n_blocks):
             start, stop = node_start[node], node_stop[node]
             counts = sample_counts[node_tree[node]]
@@ -300,7 +343,7 @@ def find_best_splits_from_rows(
                     draw = threshold_draws[node, feature_idx] if random_thresholds else -1.0
                     best_gain, best_bin, best_missing_left = _best_threshold(
                         feature_hist, totals[node], low_bin, bins_used, missing_bin, draw, criterion, inv_scales,
-                        regularization, min_samples_leaf, min_weight_leaf[node], left, left_with_missing,
+                        regularization, min_samples_leaf, min_weight_leaf[node], *scratch,
                     )
                     _clear_feature_rows(feature_hist, X_binned, feature_idx, sample_indices, start, stop)
                 gains[node, feature_idx] = best_gain

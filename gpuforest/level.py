@@ -1,0 +1,162 @@
+"""The per-node bookkeeping of a level (or of a best-first step), one compiled pass each.
+
+A level's nodes are columns of host arrays; each function here is one
+``njit`` loop over them, so a level's bookkeeping costs a few calls whatever
+its number of nodes, instead of a dozen numpy operations per rule.
+Children are laid out lefts then rights: pair ``k`` is ``(k, k + n_pairs)``.
+"""
+
+import numpy as np
+from numba import njit
+
+from .kernels.common import NO_SPLIT
+
+EPSILON = np.finfo(np.float64).eps
+
+
+@njit(cache=True)
+def stopping_rules(
+    count, depth, weight, impurity, tree, min_weight_leaf, max_depth, min_samples_split, min_samples_leaf,
+    stops_when_pure, min_rows_histogram,
+):
+    """The pre-split stopping rules (scikit-learn's meanings) of every node.
+
+    Parameters
+    ----------
+    count, depth : ndarray of shape (n_nodes,), dtype int64
+    weight, impurity : ndarray of shape (n_nodes,), dtype float64
+    tree : ndarray of shape (n_nodes,), dtype int64
+    min_weight_leaf : ndarray of shape (n_trees,), dtype float64
+        Smallest weight of a child, per tree.
+    max_depth, min_samples_split, min_samples_leaf : int
+    stops_when_pure : bool
+        Whether a node of zero impurity is a leaf (not for gradient statistics).
+    min_rows_histogram : int
+        Fewer rows: the node is scanned from its rows, not from a histogram.
+
+    Returns
+    -------
+    splittable, needs_hist : ndarray of shape (n_nodes,), dtype bool
+        Which nodes may split, and which of those get a histogram.
+    """
+    n_nodes = count.shape[0]
+    splittable = np.empty(n_nodes, dtype=np.bool_)
+    needs_hist = np.empty(n_nodes, dtype=np.bool_)
+    for node in range(n_nodes):
+        splittable[node] = (
+            depth[node] < max_depth
+            and count[node] >= min_samples_split
+            and count[node] >= 2 * min_samples_leaf
+            and weight[node] >= 2 * min_weight_leaf[tree[node]]
+            and (impurity[node] > EPSILON or not stops_when_pure)
+        )
+        needs_hist[node] = splittable[node] and count[node] >= min_rows_histogram
+    return splittable, needs_hist
+
+
+@njit(cache=True)
+def allowed_splits(splittable, feature, gain, tree, root_weight, min_impurity_decrease, min_split_gain):
+    """Which splittable nodes' best split is allowed: a split found, ``gain / root_weight`` (scikit-learn's
+    weighted impurity decrease) at least ``min_impurity_decrease``, ``gain`` at least ``min_split_gain``.
+
+    Returns ndarray of shape (n_nodes,), dtype bool.
+    """
+    n_nodes = splittable.shape[0]
+    can_split = np.empty(n_nodes, dtype=np.bool_)
+    for node in range(n_nodes):
+        can_split[node] = (
+            splittable[node]
+            and feature[node] != NO_SPLIT
+            and gain[node] / root_weight[tree[node]] + EPSILON >= min_impurity_decrease
+            and gain[node] >= min_split_gain
+        )
+    return can_split
+
+
+@njit(cache=True)
+def histogram_plan(count, needs_hist, parent_rows):
+    """Which nodes' histograms are built and which derived by subtraction.
+
+    Parameters
+    ----------
+    count : ndarray of shape (n_nodes,), dtype int64
+    needs_hist : ndarray of shape (n_nodes,), dtype bool
+    parent_rows : ndarray of shape (n_pairs,), dtype int64
+        With the nodes sibling pairs (lefts then rights), the histogram row of
+        each pair's parent (-1: none kept); empty when they are not pairs.
+
+    Returns
+    -------
+    build : ndarray of shape (n_build,), dtype int64
+        Positions of the nodes to build, increasing: those needing a
+        histogram, except a larger sibling whose parent's histogram is kept,
+        plus that sibling's smaller one (built, even if it needs none itself).
+    derive, derive_from, derive_parent : ndarray of shape (n_derive,), dtype int64
+        Positions of each derived node (a pair's larger child; ties: the left)
+        and of its built sibling, and its parent's histogram row.
+    """
+    n_pairs = parent_rows.shape[0]
+    build_mask = needs_hist.copy()
+    derive = np.empty(n_pairs, dtype=np.int64)
+    derive_from = np.empty(n_pairs, dtype=np.int64)
+    derive_parent = np.empty(n_pairs, dtype=np.int64)
+    n_derive = 0
+    for pair in range(n_pairs):
+        left, right = pair, pair + n_pairs
+        larger, smaller = (left, right) if count[left] >= count[right] else (right, left)
+        if parent_rows[pair] >= 0 and needs_hist[larger]:
+            build_mask[larger] = False
+            build_mask[smaller] = True
+            derive[n_derive] = larger
+            derive_from[n_derive] = smaller
+            derive_parent[n_derive] = parent_rows[pair]
+            n_derive += 1
+    return np.flatnonzero(build_mask), derive[:n_derive], derive_from[:n_derive], derive_parent[:n_derive]
+
+
+@njit(cache=True)
+def split_children(tree, depth, start, stop, totals, left_totals):
+    """The children of splitting nodes (all of those given), lefts then rights.
+
+    Parameters
+    ----------
+    tree, depth, start, stop : ndarray of shape (n_split,), dtype int64
+    totals, left_totals : ndarray of shape (n_split, n_slots), dtype int64
+        The last slot counts rows: the left child's come first in the parent's range.
+
+    Returns
+    -------
+    (tree, depth, start, stop, totals) of the children: ndarrays of shape
+    (2 * n_split,), totals (2 * n_split, n_slots).
+    """
+    n_split, n_slots = totals.shape
+    child_tree = np.empty(2 * n_split, dtype=np.int64)
+    child_depth = np.empty(2 * n_split, dtype=np.int64)
+    child_start = np.empty(2 * n_split, dtype=np.int64)
+    child_stop = np.empty(2 * n_split, dtype=np.int64)
+    child_totals = np.empty((2 * n_split, n_slots), dtype=np.int64)
+    for node in range(n_split):
+        left, right = node, node + n_split
+        middle = start[node] + left_totals[node, n_slots - 1]
+        child_tree[left] = child_tree[right] = tree[node]
+        child_depth[left] = child_depth[right] = depth[node] + 1
+        child_start[left], child_stop[left] = start[node], middle
+        child_start[right], child_stop[right] = middle, stop[node]
+        for slot in range(n_slots):
+            child_totals[left, slot] = left_totals[node, slot]
+            child_totals[right, slot] = totals[node, slot] - left_totals[node, slot]
+    return child_tree, child_depth, child_start, child_stop, child_totals
+
+
+@njit(cache=True)
+def number_children(tree, next_node_idx):
+    """Node indices of the children of splits in trees ``tree``, numbered in order within each tree.
+
+    ``next_node_idx`` (n_trees,) int64: each tree's next free index, advanced
+    by 2 per split. Returns ``(left, right)``, ndarrays of shape (n_split,).
+    """
+    left = np.empty(tree.shape[0], dtype=np.int64)
+    for node in range(tree.shape[0]):
+        left[node] = next_node_idx[tree[node]]
+        next_node_idx[tree[node]] += 2
+    return left, left + 1
