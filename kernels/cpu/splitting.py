@@ -32,7 +32,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..common import (
-    NEWTON, NO_SPLIT, accumulate_row, finish_split_from_histogram, newton_cost, parent_cost, random_threshold_bin,
+    NEWTON, NO_SPLIT, finish_split_from_histogram, newton_cost, parent_cost, random_threshold_bin,
     record_best_feature, scan_threshold,
 )
 
