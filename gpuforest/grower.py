@@ -250,7 +250,9 @@ class TreeGrower:
         self.n_values = n_values
         self.params = params
         self.first_tree = first_tree
-        self.workspace = workspace
+        self.workspace = {} if workspace is None else workspace
+        # A level's histograms go in one of two buffers in turn: its parents' are in the other.
+        self.level_buffer = 0
         self.n_trees = tree_offsets.shape[0] - 1
         self.n_features = rows.X_binned.shape[1]
         # Below this many rows a node is scanned from its rows (one small feature histogram at
@@ -315,6 +317,7 @@ class TreeGrower:
         values, impurity, weight = self.backend.node_values(self.stats, nodes.totals, self.n_values)
         self.recorder.add_nodes(nodes, values, impurity, weight)
         splittable, needs_hist = self._splittable(nodes, impurity, weight)
+        self.level_buffer = 1 - self.level_buffer
         split, nodes.hist, nodes.hist_row = self._split_search(
             nodes, splittable, needs_hist, parent_hist, parent_hist_row
         )
@@ -451,12 +454,11 @@ class TreeGrower:
         )
         if build.size == 0:
             return None, hist_row
-        n_bins, n_slots = self.bin_mapper.max_bins, self.stats.n_slots
         # Built histograms first, then the derived ones: one array, no copies.
-        hist = self.backend.xp.empty((build.size + derive.size, self.n_features, n_bins, n_slots), dtype=np.int64)
+        hist = self._level_histograms(build.size + derive.size)
         self.backend.build_histograms(
-            self.rows, nodes.start[build], nodes.stop[build], nodes.tree[build], n_bins, n_slots, masks[build],
-            out=hist[:build.size],
+            self.rows, nodes.start[build], nodes.stop[build], nodes.tree[build], hist.shape[2], hist.shape[3],
+            masks[build], out=hist[:build.size],
         )
         hist_row[build] = np.arange(build.size)
         if derive.size:
@@ -465,6 +467,23 @@ class TreeGrower:
             )
             hist_row[derive] = build.size + np.arange(derive.size)
         return hist, hist_row
+
+    def _level_histograms(self, n_hist):
+        """``n_hist`` histograms, (n_hist, n_features, n_bins, n_slots) int64, in this level's buffer.
+
+        Two buffers, used by levels in turn, kept in the workspace and replaced
+        by a larger one when a level needs more: no allocation (and, on the
+        CPU, none of a fresh allocation's page faults) per level once the
+        largest level has grown.
+        """
+        key = f"level_histograms_{self.level_buffer}"
+        shape = (self.n_features, self.bin_mapper.max_bins, self.stats.n_slots)
+        buffer = self.workspace.get(key)
+        if buffer is None or buffer.shape[1:] != shape or buffer.shape[0] < n_hist:
+            # The old buffer goes first, so that both are never held at once.
+            self.workspace[key] = buffer = None
+            self.workspace[key] = buffer = self.backend.xp.empty((n_hist,) + shape, dtype=np.int64)
+        return buffer[:n_hist]
 
     def _best_splits(self, nodes, splittable, masks, hist, hist_row):
         """Best split of every node over its features in ``masks`` (``NO_SPLIT`` for those not splittable)."""

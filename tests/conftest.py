@@ -1,11 +1,20 @@
 """Test set-up: CUDA kernels run under numba's simulator unless a real GPU is asked for.
 
-``NUMBA_ENABLE_CUDASIM`` must be set before numba is first imported, hence here.
+``NUMBA_ENABLE_CUDASIM`` and ``NUMBA_CACHE_DIR`` must be set before numba is first imported, hence here.
 Set ``GPUFOREST_REAL_CUDA=1`` to run against a real device (the ``gpu`` tests).
 """
 
 import os
 import sys
+
+# numba's cache names a new entry's data file by the first number free in the index it read, so
+# two processes compiling into one cache at once can save different functions under one name,
+# and a later load runs the wrong code (seen as rare wrong splits). So each pytest-xdist worker
+# compiles into a cache directory of its own.
+_worker = os.environ.get("PYTEST_XDIST_WORKER")
+if _worker:
+    _cache_root = os.environ.get("NUMBA_CACHE_DIR") or os.path.join(os.path.dirname(__file__), "..", ".numba_cache")
+    os.environ["NUMBA_CACHE_DIR"] = os.path.join(_cache_root, _worker)
 
 if os.environ.get("GPUFOREST_REAL_CUDA") != "1":
     os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")

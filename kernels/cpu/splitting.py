@@ -46,7 +46,7 @@ TASK_BLOCKS = 256
 def _scan_scratch(n_bins, n_slots):
     """The scratch arrays of ``_best_threshold``: ``(left, left_with_missing, left_sums, bin_gains)``."""
     return (
-        np.empty(n_slots, dtype=np.int64), np.empty(n_slots, dtype=np.int64), np.empty((3, n_bins), dtype=np.int64),
+        np.empty(n_slots, dtype=np.int64), np.empty(n_slots, dtype=np.int64), np.empty((4, n_bins), dtype=np.int64),
         np.empty((2, n_bins)),
     )
 
@@ -81,7 +81,7 @@ def _best_threshold(
     there, which gives the same result: an empty bin is no candidate).
     ``draw`` in [0, 1) picks the one random candidate (see the module
     docstring); a negative ``draw``: every bin. Scratch: ``left``,
-    ``left_with_missing`` (n_slots,) int64; ``left_sums`` (3, n_bins) int64 and
+    ``left_with_missing`` (n_slots,) int64; ``left_sums`` (4, n_bins) int64 and
     ``bin_gains`` (2, n_bins) float64 (``_best_newton_threshold``).
     """
     n_slots = feature_hist.shape[1]
@@ -148,15 +148,16 @@ def _best_newton_threshold(
     feature_hist, node_totals, low_bin, n_bins_non_missing, missing_bin, inv_scales, regularization,
     min_samples_leaf, min_weight_leaf, left_sums, bin_gains,
 ):
-    """``_best_threshold`` of ``newton`` with one (gradient, hessian) pair, in three passes over the bins.
+    """``_best_threshold`` of ``newton`` with one (gradient, hessian) pair, in three passes.
 
-    Boosting's hot case. The left sums of every threshold (a prefix sum), then
-    every threshold's gain (a loop without branches, which LLVM vectorizes),
-    then the first threshold of the largest gain: what a sequential scan that
-    replaces the best only by a strictly larger gain keeps (an empty bin
-    repeats the previous bin's gains, so it never wins). Same candidates,
+    Boosting's hot case. The left sums at every occupied bin (a prefix sum,
+    compacted without branches: an empty bin repeats the previous bin's
+    candidates, which won any tie, so only occupied bins are candidates), then
+    every candidate's gain (a loop without branches, which LLVM vectorizes),
+    then the first candidate of the largest gain: what a sequential scan that
+    replaces the best only by a strictly larger gain keeps. Same candidates,
     order, rules and float operations as ``common.scan_threshold`` (the tests
-    compare both). ``left_sums`` (3, n_bins) int64 and ``bin_gains``
+    compare both). ``left_sums`` (4, n_bins) int64 and ``bin_gains``
     (2, n_bins) float64: scratch.
     """
     inv_gradient, inv_hessian = inv_scales[0], inv_scales[1]
@@ -164,42 +165,41 @@ def _best_newton_threshold(
     cost = newton_cost(total_gradient * inv_gradient, total_hessian * inv_hessian, regularization)
     missing_gradient, missing_hessian = feature_hist[missing_bin, 0], feature_hist[missing_bin, 1]
     missing_count = feature_hist[missing_bin, 2]
-    n_thresholds = max(n_bins_non_missing - low_bin, 0)
-    left_gradient, left_hessian, left_count = left_sums[0], left_sums[1], left_sums[2]
+    left_gradient, left_hessian, left_count, candidate_bin = left_sums[0], left_sums[1], left_sums[2], left_sums[3]
     gradient, hessian, count = 0, 0, 0
-    for threshold in range(n_thresholds):
-        gradient += feature_hist[low_bin + threshold, 0]
-        hessian += feature_hist[low_bin + threshold, 1]
-        count += feature_hist[low_bin + threshold, 2]
-        left_gradient[threshold], left_hessian[threshold], left_count[threshold] = gradient, hessian, count
+    n_candidates = 0
+    for bin_idx in range(low_bin, n_bins_non_missing):
+        gradient += feature_hist[bin_idx, 0]
+        hessian += feature_hist[bin_idx, 1]
+        count += feature_hist[bin_idx, 2]
+        left_gradient[n_candidates], left_hessian[n_candidates], left_count[n_candidates] = gradient, hessian, count
+        candidate_bin[n_candidates] = bin_idx
+        n_candidates += feature_hist[bin_idx, 2] != 0
     gains, gains_missing_left = bin_gains[0], bin_gains[1]
-    # A threshold below the node's lowest non-missing bin leaves no non-missing row on the left: none.
-    for threshold in range(n_thresholds):
-        gain = _newton_candidate_gain(
-            left_gradient[threshold], left_hessian[threshold], left_count[threshold], total_gradient, total_hessian,
+    best_gain = -math.inf
+    for candidate in range(n_candidates):
+        gains[candidate] = _newton_candidate_gain(
+            left_gradient[candidate], left_hessian[candidate], left_count[candidate], total_gradient, total_hessian,
             total_count, cost, inv_gradient, inv_hessian, regularization, min_samples_leaf, min_weight_leaf,
         )
-        gains[threshold] = gain if left_count[threshold] > 0 else -math.inf
-    best_gain = -math.inf
-    for threshold in range(n_thresholds):
-        best_gain = max(best_gain, gains[threshold])
+    for candidate in range(n_candidates):
+        best_gain = max(best_gain, gains[candidate])
     if missing_count > 0:
-        for threshold in range(n_thresholds):
-            gain = _newton_candidate_gain(
-                left_gradient[threshold] + missing_gradient, left_hessian[threshold] + missing_hessian,
-                left_count[threshold] + missing_count, total_gradient, total_hessian, total_count, cost,
+        for candidate in range(n_candidates):
+            gains_missing_left[candidate] = _newton_candidate_gain(
+                left_gradient[candidate] + missing_gradient, left_hessian[candidate] + missing_hessian,
+                left_count[candidate] + missing_count, total_gradient, total_hessian, total_count, cost,
                 inv_gradient, inv_hessian, regularization, min_samples_leaf, min_weight_leaf,
             )
-            gains_missing_left[threshold] = gain if left_count[threshold] > 0 else -math.inf
-        for threshold in range(n_thresholds):
-            best_gain = max(best_gain, gains_missing_left[threshold])
+        for candidate in range(n_candidates):
+            best_gain = max(best_gain, gains_missing_left[candidate])
     if best_gain == -math.inf:
         return -math.inf, NO_SPLIT, False
-    for threshold in range(n_thresholds):
-        if gains[threshold] == best_gain:
-            return best_gain, low_bin + threshold, False
-        if missing_count > 0 and gains_missing_left[threshold] == best_gain:
-            return best_gain, low_bin + threshold, True
+    for candidate in range(n_candidates):
+        if gains[candidate] == best_gain:
+            return best_gain, candidate_bin[candidate], False
+        if missing_count > 0 and gains_missing_left[candidate] == best_gain:
+            return best_gain, candidate_bin[candidate], True
     return -math.inf, NO_SPLIT, False
 
 
