@@ -317,7 +317,9 @@ class TreeGrower:
         values, impurity, weight = self.backend.node_values(self.stats, nodes.totals, self.n_values)
         self.recorder.add_nodes(nodes, values, impurity, weight)
         splittable, needs_hist = self._splittable(nodes, impurity, weight)
-        self.level_buffer = 1 - self.level_buffer
+        if self.nodes_share_features:
+            # Else no level keeps its histograms for the next: one buffer does.
+            self.level_buffer = 1 - self.level_buffer
         split, nodes.hist, nodes.hist_row = self._split_search(
             nodes, splittable, needs_hist, parent_hist, parent_hist_row
         )

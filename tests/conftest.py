@@ -56,3 +56,12 @@ if os.environ.get("GPUFOREST_REAL_CUDA") != "1":
 
     _simulator_shared_array = kernelapi.FakeCUDAShared.array
     kernelapi.FakeCUDAShared.array = _shared_array
+
+
+# The longest tests (each a subprocess that compiles every kernel) go first, so that pytest-xdist
+# runs them beside the others rather than after them.
+SLOW_FIRST = ("test_ptx.py::test_kernels_compile_without_spills_at_half_occupancy", "test_boundscheck.py::")
+
+
+def pytest_collection_modifyitems(items):
+    items.sort(key=lambda item: not any(name in item.nodeid for name in SLOW_FIRST))
