@@ -2,7 +2,7 @@
 # Everything a session with a lent GPU runs there, in one command: the
 # environment, the `gpu` tests (tests/gpu), the GPU benchmarks.
 # Each step has its own time limit so that a slow one leaves the rest their turn;
-# logs and results land in $OUT (at most 8 files come back).
+# the log and a tarball of this run's results land in $OUT.
 export PYTHONUNBUFFERED=1 OUT=${OUT:-/tmp/out} NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0
 mkdir -p "$OUT"
 log="$OUT/session.log"
@@ -32,22 +32,27 @@ peers=""
 if ls .whl/xgboost-*.whl >/dev/null 2>&1 && python3 -m pip install -q --no-index --no-deps --no-compile \
         --no-cache-dir --upgrade --target /tmp/site .whl/*.whl >>"$log" 2>&1; then
     export PYTHONPATH=$PYTHONPATH:/tmp/site
-    python3 -c "import xgboost; print('xgboost', xgboost.__version__)" 2>&1 | tee -a "$log" && peers=xgboost
+    python3 -c "import numpy, xgboost; X = numpy.random.rand(1000, 4); xgboost.XGBClassifier(device='cuda', n_estimators=2).fit(X, X[:, 0] > 0.5)
+print('xgboost', xgboost.__version__, 'fits on the GPU')" 2>&1 | tee -a "$log" && peers=xgboost
 fi
 
 step gpu tests
-GPUFOREST_REAL_CUDA=1 timeout "${TESTS_S:-200}" python3 -m pytest -m gpu tests/gpu -q -p no:cacheprovider \
+GPUFOREST_REAL_CUDA=1 timeout "${TESTS_S:-200}" python3 -m pytest -m gpu tests/gpu -q -p no:cacheprovider -n "${TESTS_WORKERS:-4}" \
     --durations=5 2>&1 | tee -a "$log"
 
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '_')
-# STEPS picks what runs after the tests (default: all).
-for bench in ${STEPS:-gpu forest boosting}; do
+# STEPS picks what runs after the tests (default: all); FOREST_DEVICES the forest benchmark's devices.
+for bench in ${STEPS:-phases gpu forest boosting}; do
     case $bench in
+    phases)
+        step gpu_phases
+        timeout "${PHASES_S:-120}" python3 benchmarks/gpu_phases.py --output "benchmarks/results/gpu_phases_${card}" \
+            2>&1 | tee -a "$log" ;;
     gpu)
         step bench_gpu
         timeout "${BENCH_GPU_S:-150}" python3 benchmarks/bench_gpu.py --sizes 1000000 10000000 2>&1 | tee -a "$log" ;;
     forest)
-        for device in cuda cpu; do
+        for device in ${FOREST_DEVICES:-cuda cpu}; do
             step "bench_forest $device"
             timeout "${BENCH_FOREST_S:-90}" python3 benchmarks/bench_forest.py --device "$device" \
                 --libraries gpuforest $([ "$device" = cuda ] && echo $peers) --output-name "forest_${device}_${card}_1000000x28" 2>&1 | tee -a "$log"
@@ -55,11 +60,11 @@ for bench in ${STEPS:-gpu forest boosting}; do
     boosting)
         step "bench_boosting cuda"
         timeout "${BENCH_BOOSTING_S:-200}" python3 benchmarks/bench_boosting.py --device cuda \
-            --libraries gpuforest scikit-learn $peers --output-name "boosting_cuda_${card}_1000000x28" 2>&1 | tee -a "$log" ;;
+            --libraries gpuforest ${BOOSTING_PEERS-scikit-learn} $peers --output-name "boosting_cuda_${card}_1000000x28" 2>&1 | tee -a "$log" ;;
     esac
 done
 
 step done
-# Only this session's results (at most 8 files come back).
-find benchmarks/results -type f -newer "$started" -exec cp {} "$OUT"/ \;
+# Only this session's results, in one file (at most 8 files come back).
+find benchmarks/results -type f -newer "$started" | tar czf "$OUT/results.tgz" -T -
 ls "$OUT"

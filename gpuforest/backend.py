@@ -10,6 +10,8 @@ library and kernel package.
 """
 
 import importlib
+import itertools
+import math
 from dataclasses import dataclass
 from types import SimpleNamespace
 
@@ -54,6 +56,35 @@ class SplitResult:
 
     def outputs(self):
         return self.gain, self.feature, self.bin, self.missing_left, self.left_totals, self.next_bin
+
+
+class PackedLayout:
+    """Arrays laid out one after another in one byte buffer, each at a multiple of 8 bytes.
+
+    Parameters
+    ----------
+    specs : list of (shape, dtype)
+    """
+
+    def __init__(self, specs):
+        self.specs = [(tuple(shape), np.dtype(dtype)) for shape, dtype in specs]
+        self.sizes = [math.prod(shape) * dtype.itemsize for shape, dtype in self.specs]
+        self.offsets = [0, *itertools.accumulate(-(-size // 8) * 8 for size in self.sizes)]
+        self.n_bytes = self.offsets[-1]
+
+    def views(self, buffer):
+        """The arrays, as views of ``buffer`` (uint8, ``n_bytes``; numpy or CuPy)."""
+        return [
+            buffer[offset : offset + size].view(dtype).reshape(shape)
+            for (shape, dtype), size, offset in zip(self.specs, self.sizes, self.offsets)
+        ]
+
+    def pack(self, arrays):
+        """A numpy buffer holding ``arrays`` (host arrays of the layout's shapes and dtypes)."""
+        buffer = np.empty(self.n_bytes, dtype=np.uint8)
+        for view, array in zip(self.views(buffer), arrays):
+            view[...] = array
+        return buffer
 
 
 @dataclass
@@ -127,6 +158,10 @@ class Backend:
     def to_host(self, array):
         return array.get() if hasattr(array, "get") else np.asarray(array)
 
+    def to_device_many(self, *arrays):
+        """``to_device`` of each array (None stays None)."""
+        return tuple(None if array is None else self.to_device(array) for array in arrays)
+
     def histogram_bins(self, X_binned):
         """``X_binned`` as the histogram kernel reads it: the same array (a warp reads one feature of
         consecutive rows)."""
@@ -179,16 +214,14 @@ class Backend:
     def feature_masks(self, seed, node_tree, node_idx, n_features, max_features):
         masks = self.xp.empty((node_tree.shape[0], n_features), dtype=bool)
         self.kernels.sampling.feature_masks(
-            seed, self.to_device(node_tree), self.to_device(node_idx), n_features, max_features, masks
+            seed, *self.to_device_many(node_tree, node_idx), n_features, max_features, masks
         )
         return self.to_host(masks)
 
     def threshold_draws(self, seed, node_tree, node_idx, n_features):
         """Uniforms of the random thresholds, kept on the device: shape (n_nodes, n_features), float64."""
         draws = self.xp.empty((node_tree.shape[0], n_features), dtype=np.float64)
-        self.kernels.sampling.threshold_draws(
-            seed, self.to_device(node_tree), self.to_device(node_idx), n_features, draws
-        )
+        self.kernels.sampling.threshold_draws(seed, *self.to_device_many(node_tree, node_idx), n_features, draws)
         return draws
 
     def _threshold_draws_or_best(self, threshold_draws, n_features):
@@ -200,8 +233,7 @@ class Backend:
     def node_totals(self, rows, node_start, node_stop, node_tree, n_slots):
         totals = self.xp.empty((node_start.shape[0], n_slots), dtype=np.int64)
         self.kernels.histogram.node_totals(
-            rows.sample_indices, self.to_device(node_start), self.to_device(node_stop), self.to_device(node_tree),
-            rows.sample_counts, rows.row_slot, rows.row_stats, rows.stats_stride, totals, unit_counts=rows.unit_counts,
+            rows.sample_indices, *self.to_device_many(node_start, node_stop, node_tree), rows.sample_counts, rows.row_slot, rows.row_stats, rows.stats_stride, totals, unit_counts=rows.unit_counts,
         )
         return self.to_host(totals)
 
@@ -217,12 +249,11 @@ class Backend:
         """
         n_features = rows.X_binned.shape[1]
         hist = self.xp.empty((node_start.shape[0], n_features, n_bins, n_slots), dtype=np.int64) if out is None else out
+        *node_arrays, hist_rows = self.to_device_many(node_start, node_stop, node_tree, feature_mask, out_rows)
         self.kernels.histogram.build_histograms(
-            rows.histogram_bins, rows.sample_indices, self.to_device(node_start), self.to_device(node_stop),
-            self.to_device(node_tree), self.to_device(feature_mask), rows.sample_counts, rows.row_slot,
+            rows.histogram_bins, rows.sample_indices, *node_arrays, rows.sample_counts, rows.row_slot,
             rows.row_stats, rows.stats_stride, hist, unit_counts=rows.unit_counts,
-            constant_hessian=rows.constant_hessian, count_bits=rows.count_bits,
-            hist_rows=None if out_rows is None else self.to_device(out_rows),
+            constant_hessian=rows.constant_hessian, count_bits=rows.count_bits, hist_rows=hist_rows,
         )
         return hist
 
@@ -233,18 +264,20 @@ class Backend:
         ``out`` may be the array read, at other rows: rows are read in place, not gathered first.
         """
         sibling = self.xp.empty((len(parent_rows),) + parent_hist.shape[1:], dtype=np.int64) if out is None else out
-        self.kernels.histogram.subtract_histograms(
-            parent_hist, self.to_device(parent_rows), child_hist, self.to_device(child_rows), sibling,
-            None if out_rows is None else self.to_device(out_rows),
-        )
+        parent_rows, child_rows, out_rows = self.to_device_many(parent_rows, child_rows, out_rows)
+        self.kernels.histogram.subtract_histograms(parent_hist, parent_rows, child_hist, child_rows, sibling, out_rows)
         return sibling
 
+    def _fetched_outputs(self, specs, launch):
+        """Outputs of ``specs`` ((shape, dtype) each), filled by ``launch(outputs)``: host arrays."""
+        outputs = [self.xp.empty(shape, dtype=dtype) for shape, dtype in specs]
+        launch(outputs)
+        return [self.to_host(array) for array in outputs]
+
     def _split_result(self, n_nodes, n_slots, launch):
-        """Allocate the split outputs on the device, run ``launch`` on them, bring them home."""
+        """The split outputs, filled on the device by ``launch(outputs)``, at home."""
         outputs = SplitResult.empty(n_nodes, n_slots).outputs()
-        device_outputs = [self.xp.empty(array.shape, dtype=array.dtype) for array in outputs]
-        launch(device_outputs)
-        return SplitResult(*(self.to_host(array) for array in device_outputs))
+        return SplitResult(*self._fetched_outputs([(array.shape, array.dtype) for array in outputs], launch))
 
     def find_best_splits_from_histograms(
         self, hist, hist_rows, totals, feature_mask, bin_mapper, stats, min_samples_leaf, min_weight_leaf,
@@ -252,14 +285,15 @@ class Backend:
     ):
         """Best split per node; ``threshold_draws`` (n_nodes, n_features) draws random thresholds."""
         draws = self._threshold_draws_or_best(threshold_draws, feature_mask.shape[1])
+        node_arrays = self.to_device_many(
+            hist_rows, totals, feature_mask, bin_mapper.n_bins_non_missing_, stats.inv_scales, min_weight_leaf
+        )
         return self._split_result(
             hist_rows.shape[0],
             totals.shape[1],
             lambda outputs: self.kernels.splitting.find_best_splits_from_histograms(
-                hist, self.to_device(hist_rows), self.to_device(totals), self.to_device(feature_mask), draws,
-                self.to_device(bin_mapper.n_bins_non_missing_), bin_mapper.missing_bin, stats.criterion,
-                self.to_device(stats.inv_scales), stats.regularization, min_samples_leaf,
-                self.to_device(min_weight_leaf), *outputs,
+                hist, *node_arrays[:3], draws, node_arrays[3], bin_mapper.missing_bin, stats.criterion,
+                node_arrays[4], stats.regularization, min_samples_leaf, node_arrays[5], *outputs,
             ),
         )
 
@@ -270,36 +304,43 @@ class Backend:
         """Best split per node from its rows (read in the histogram layout, ``rows.histogram_bins``);
         ``threshold_draws`` as in ``find_best_splits_from_histograms``."""
         draws = self._threshold_draws_or_best(threshold_draws, feature_mask.shape[1])
+        node_start, node_stop, node_tree, totals, feature_mask, inv_scales, min_weight_leaf = self.to_device_many(
+            node_start, node_stop, node_tree, totals, feature_mask, stats.inv_scales, min_weight_leaf
+        )
         return self._split_result(
             node_start.shape[0],
             totals.shape[1],
             lambda outputs: self.kernels.splitting.find_best_splits_from_rows(
-                rows.histogram_bins, rows.sample_indices, self.to_device(node_start), self.to_device(node_stop),
-                self.to_device(node_tree), rows.sample_counts, rows.row_slot, rows.row_stats, rows.stats_stride,
-                self.to_device(totals), self.to_device(feature_mask), draws, bin_mapper.missing_bin, stats.criterion,
-                self.to_device(stats.inv_scales), stats.regularization, min_samples_leaf,
-                self.to_device(min_weight_leaf), *outputs,
+                rows.histogram_bins, rows.sample_indices, node_start, node_stop, node_tree, rows.sample_counts,
+                rows.row_slot, rows.row_stats, rows.stats_stride, totals, feature_mask, draws, bin_mapper.missing_bin,
+                stats.criterion, inv_scales, stats.regularization, min_samples_leaf, min_weight_leaf, *outputs,
             ),
         )
 
     def apply_splits(self, rows, node_start, node_stop, n_left, feature, bin, missing_left, missing_bin):
         scratch = self.xp.empty_like(rows.sample_indices)
         self.kernels.partitioning.apply_splits(
-            rows.X_binned, rows.sample_indices, scratch, self.to_device(node_start), self.to_device(node_stop),
-            self.to_device(n_left), self.to_device(feature), self.to_device(bin), self.to_device(missing_left),
-            missing_bin,
+            rows.X_binned, rows.sample_indices, scratch,
+            *self.to_device_many(node_start, node_stop, n_left, feature, bin, missing_left), missing_bin,
         )
 
     def node_values(self, stats, totals, n_values):
+        """``(values, impurity, weight)`` of each node, host arrays of shapes (n_nodes, n_values), (n_nodes,)
+        and (n_nodes,)."""
         n_nodes = totals.shape[0]
-        values = self.xp.empty((n_nodes, n_values))
-        impurity = self.xp.empty(n_nodes)
-        weight = self.xp.empty(n_nodes)
-        self.kernels.leaf_values.node_values(
-            stats.criterion, self.to_device(totals), self.to_device(stats.inv_scales), stats.regularization,
-            values, impurity, weight,
-        )
-        return self.to_host(values), self.to_host(impurity), self.to_host(weight)
+        totals, inv_scales = self.to_device_many(totals, stats.inv_scales)
+        return tuple(self._fetched_outputs(
+            [((n_nodes, n_values), np.float64), ((n_nodes,), np.float64), ((n_nodes,), np.float64)],
+            lambda outputs: self.kernels.leaf_values.node_values(
+                stats.criterion, totals, inv_scales, stats.regularization, *outputs
+            ),
+        ))
+
+    def add_range_values(self, raw, score_idx, rows, boundaries, values):
+        """``raw[rows[p], score_idx] += values[r]`` in place for every position ``p`` of range ``r``,
+        ``[boundaries[r], boundaries[r + 1])``; ``raw`` and ``rows`` (int32) on the device, ``boundaries``
+        (n_ranges + 1,) int64 and ``values`` (n_ranges,) float64 on the host."""
+        self.kernels.leaf_values.add_range_values(raw, score_idx, rows, *self.to_device_many(boundaries, values))
 
     def add_leaf_values(self, raw, score_idx, rows, leaves, values):
         """``raw[rows, score_idx] += values[leaves]`` in place; ``raw`` (n_samples, n_scores), ``rows``
@@ -322,15 +363,14 @@ class Backend:
         out = self.xp.empty((X.shape[0], baseline.shape[0]))
         out[...] = self.to_device(baseline)
         getattr(self.kernels.predict, forest.raw_kernel)(
-            self.to_device(X), *(self.to_device(array) for array in forest), out
+            self.to_device(X), *self.to_device_many(*forest), out
         )
         return self.to_host(out)
 
     def predict_leaves(self, X, tree_offsets, threshold, node_info):
         leaves = self.xp.empty((X.shape[0], tree_offsets.shape[0]), dtype=np.int32)
         self.kernels.predict.predict_leaves(
-            self.to_device(X), self.to_device(tree_offsets), self.to_device(threshold), self.to_device(node_info),
-            leaves,
+            self.to_device(X), *self.to_device_many(tree_offsets, threshold, node_info), leaves
         )
         return self.to_host(leaves)
 
@@ -371,6 +411,25 @@ class CUDABackend(Backend):
 
             self.out_of_memory_errors = (MemoryError, xp.cuda.memory.OutOfMemoryError)
         super().__init__("cuda", xp, _kernel_modules("cuda"))
+
+    def to_device_many(self, *arrays):
+        """``to_device`` of each array, the host ones (numpy arrays and scalars) in one copy."""
+        on_host = [index for index, array in enumerate(arrays) if isinstance(array, (np.ndarray, np.generic, float))]
+        if len(on_host) < 2:
+            return super().to_device_many(*arrays)
+        host = [np.asarray(arrays[index]) for index in on_host]
+        layout = PackedLayout([(array.shape, array.dtype) for array in host])
+        device = list(arrays)
+        for index, view in zip(on_host, layout.views(self.xp.asarray(layout.pack(host)))):
+            device[index] = view
+        return tuple(device)
+
+    def _fetched_outputs(self, specs, launch):
+        """Outputs allocated on the device as views of one buffer, brought home in one copy."""
+        layout = PackedLayout(specs)
+        buffer = self.xp.empty(layout.n_bytes, dtype=np.uint8)
+        launch(layout.views(buffer))
+        return layout.views(self.to_host(buffer))
 
     def free_memory_bytes(self):
         if self.xp is np:

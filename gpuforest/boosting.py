@@ -160,20 +160,22 @@ class BaseGradientBoosting(AllowNaNMixin, BaseEstimator):
                 backend, rows, tree_offsets, self._bin_mapper, stats, 1,
                 self._tree_growth(backend, first_tree, n_per_round), first_tree=first_tree, workspace=workspace,
             )
+            every_row = sample_indices.shape[0] == X.shape[0]
             for k, tree in enumerate(grower.grow()):
-                # The leaf of each row: known from growth when every row grew the tree.
-                if sample_indices.shape[0] == X.shape[0]:
-                    rows_k, leaves_k = grower.row_leaves(k)
-                else:
-                    rows_k, leaves_k = xp.arange(X.shape[0], dtype=np.int32), xp.asarray(tree.apply(X, backend))
                 if self._loss.refit_quantile is not None:
-                    leaves = xp.empty(X.shape[0], dtype=np.int64)
-                    leaves[rows_k] = leaves_k
                     self._loss.refit_leaves(
-                        tree.value[:, 0, 0], backend.to_host(leaves), y, backend.to_host(raw[:, k]), sample_weight
+                        tree.value[:, 0, 0], self._training_leaves(backend, grower, k, tree, X, every_row), y,
+                        backend.to_host(raw[:, k]), sample_weight,
                     )
                 tree.value *= self.learning_rate
-                backend.add_leaf_values(raw, k, rows_k, leaves_k, tree.value[:, 0, 0])
+                if every_row:  # each leaf's rows are a range of the grower's positions
+                    boundaries, leaves = grower.leaf_ranges(k)
+                    backend.add_range_values(raw, k, rows.sample_indices, boundaries, tree.value[leaves, 0, 0])
+                else:
+                    backend.add_leaf_values(
+                        raw, k, xp.arange(X.shape[0], dtype=np.int32), xp.asarray(tree.apply(X, backend)),
+                        tree.value[:, 0, 0],
+                    )
                 if X_val is not None:
                     raw_val[:, k] += tree.value[tree.apply(X_val, backend), 0, 0]
                 self.trees_.append(tree)
@@ -186,6 +188,16 @@ class BaseGradientBoosting(AllowNaNMixin, BaseEstimator):
         if X_val is not None:
             self.best_iteration_ = int(np.argmax(self.validation_score_))
         return self
+
+    @staticmethod
+    def _training_leaves(backend, grower, tree_idx, tree, X, every_row):
+        """The leaf of each training row (host, int64): known from growth when every row grew the tree."""
+        if not every_row:
+            return np.asarray(tree.apply(X, backend), dtype=np.int64)
+        rows, leaves = (backend.to_host(array) for array in grower.row_leaves(tree_idx))
+        training_leaves = np.empty(X.shape[0], dtype=np.int64)
+        training_leaves[rows] = leaves
+        return training_leaves
 
     def _start(self, X, y, sample_weight):
         """Fresh state: device, seed, bins, the baseline, no trees."""

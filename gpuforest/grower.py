@@ -155,8 +155,9 @@ class _TreeRecorder:
             (parents.tree, parents.node_idx, split.feature, split.bin, split.next_bin, split.missing_left, left, right)
         )
 
-    def leaf_of_positions(self, tree_idx):
-        """Leaf (node index) owning each position of tree ``tree_idx``'s part of ``sample_indices``, in order.
+    def leaf_ranges(self, tree_idx):
+        """``(boundaries, leaves)``: leaf ``leaves[r]`` (a node index) of tree ``tree_idx`` owns the positions
+        ``[boundaries[r], boundaries[r + 1])`` of ``sample_indices``; int64 arrays of n_leaves + 1 and n_leaves.
 
         Leaves own consecutive ranges of positions that together cover the tree's part.
         """
@@ -168,7 +169,13 @@ class _TreeRecorder:
         if split_nodes:
             is_leaf &= ~np.isin(node_idx, np.concatenate(split_nodes))
         order = np.argsort(start[is_leaf])
-        return np.repeat(node_idx[is_leaf][order], n_samples[is_leaf][order])
+        first = start[is_leaf][order[0]]
+        return first + np.concatenate([[0], np.cumsum(n_samples[is_leaf][order])]), node_idx[is_leaf][order]
+
+    def leaf_of_positions(self, tree_idx):
+        """Leaf (node index) owning each position of tree ``tree_idx``'s part of ``sample_indices``, in order."""
+        boundaries, leaves = self.leaf_ranges(tree_idx)
+        return np.repeat(leaves, np.diff(boundaries))
 
     def trees(self, n_features, bin_mapper):
         """The grown trees, a list of ``Tree``; raw thresholds from ``bin_mapper``'s split thresholds."""
@@ -284,6 +291,11 @@ class TreeGrower:
         """
         rows = self.rows.sample_indices[self.tree_offsets[tree_idx]:self.tree_offsets[tree_idx + 1]]
         return rows, self.backend.to_device(self.recorder.leaf_of_positions(tree_idx))
+
+    def leaf_ranges(self, tree_idx):
+        """``(boundaries, leaves)`` of a grown tree (host int64 arrays): leaf ``leaves[r]`` owns the rows
+        ``sample_indices[boundaries[r]:boundaries[r + 1]]`` (``row_leaves`` without a value per row)."""
+        return self.recorder.leaf_ranges(tree_idx)
 
     def _allowed_features(self):
         """(n_trees, n_allowed) int64: each tree's allowed features (``GrowthParams.tree_features``), increasing."""

@@ -72,3 +72,22 @@ def test_regressor_on_cuda_equals_cpu(criterion, params):
 def test_simulator_backend_is_chosen_only_when_asked():
     assert get_backend("cuda").name == "cuda"
     assert get_backend("auto").name == "cpu"  # the simulator is for tests, never picked automatically
+
+
+def test_to_device_many_packs_host_arrays_in_one_buffer():
+    """Host arrays of several dtypes and shapes (one empty, a scalar) come out equal, as views of one
+    8-byte-aligned buffer; None stays None."""
+    backend = get_backend("cuda")
+    rng = np.random.default_rng(0)
+    host = [
+        rng.integers(0, 9, 5), rng.random((3, 4)) < 0.5, np.zeros((0, 4)), rng.integers(0, 9, 3).astype(np.int32),
+        np.asfortranarray(rng.normal(size=(2, 3))), np.float64(0.25),
+    ]
+    *packed, none = backend.to_device_many(*host, None)
+    assert none is None
+    base = packed[0].base
+    for original, array in zip(host, packed):
+        original = np.asarray(original)
+        assert array.dtype == original.dtype and array.shape == original.shape
+        np.testing.assert_array_equal(backend.to_host(array), original)
+        assert array.base is base and array.ctypes.data % 8 == 0

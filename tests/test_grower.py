@@ -193,6 +193,9 @@ def test_row_leaves_are_the_leaves_the_rows_are_routed_to(backend_class, max_lea
         assert np.array_equal(np.sort(rows), np.arange(X.shape[0]))
         assert np.unique(leaves).size > 3
         np.testing.assert_array_equal(leaves, tree.apply(X[rows], backend))
+        boundaries, range_leaves = grower.leaf_ranges(tree_idx)
+        assert (boundaries[0], boundaries[-1]) == tuple(grower.tree_offsets[tree_idx : tree_idx + 2])
+        np.testing.assert_array_equal(np.repeat(range_leaves, np.diff(boundaries)), leaves)
 
 
 # --- random thresholds (extra trees) ----------------------------------------------------------

@@ -910,6 +910,26 @@ def test_add_leaf_values_updates_the_rows_score():
     leaf_values.add_leaf_values(raw, 1, rows, leaves, values)
     np.testing.assert_array_equal(raw, expected)
 
+
+def range_problem(rng, n_samples, n_ranges):
+    """``(raw, score_idx, rows, boundaries, values)``: ranges (one empty) of permuted rows, from position 3."""
+    rows = rng.permutation(n_samples + 5)[:n_samples].astype(np.int32)
+    cuts = np.sort(rng.choice(np.arange(4, n_samples + 3), n_ranges - 2, replace=False))
+    boundaries = np.concatenate([[3], cuts[:1], cuts, [n_samples + 3]]).astype(np.int64)  # range 1 is empty
+    rows = np.concatenate([rng.permutation(np.arange(n_samples + 5, n_samples + 8)).astype(np.int32), rows])
+    return rng.normal(size=(n_samples + 8, 3)), 2, rows, boundaries, rng.normal(size=n_ranges)
+
+
+def test_add_range_values_updates_the_rows_of_each_range():
+    """Ranges over several tasks of ``RANGE_CHUNK`` positions; the rows before the first range untouched."""
+    rng = np.random.default_rng(421)
+    raw, score_idx, rows, boundaries, values = range_problem(rng, 3 * leaf_values.RANGE_CHUNK, 9)
+    expected = raw.copy()
+    for r in range(values.size):
+        expected[rows[boundaries[r] : boundaries[r + 1]], score_idx] += values[r]
+    leaf_values.add_range_values(raw, score_idx, rows, boundaries, values)
+    np.testing.assert_array_equal(raw, expected)
+
 # --- prediction -----------------------------------------------------------------------------
 
 

@@ -34,7 +34,9 @@ try:
     from .test_kernels_cpu import CRITERIA, CRITERION_ID, N_CLASSES, as_tree, make_rows, make_statistics, random_tree
 except ImportError:
     import reference as ref
-    from test_kernels_cpu import CRITERIA, CRITERION_ID, N_CLASSES, as_tree, make_rows, make_statistics, random_tree
+    from test_kernels_cpu import (
+        CRITERIA, CRITERION_ID, N_CLASSES, as_tree, make_rows, make_statistics, random_tree, range_problem,
+    )
 
 SIMULATOR = bool(config.ENABLE_CUDASIM)
 
@@ -76,7 +78,7 @@ def grid(request, monkeypatch):
     """Each kernel at its normal launch size, and squeezed into a single block."""
     if request.param == "one_block":
         monkeypatch.setattr(cuda_launch, "MAX_BLOCKS", 1)
-        for module in (cuda_binning, cuda_sampling, cuda_partitioning):
+        for module in (cuda_binning, cuda_sampling):
             monkeypatch.setattr(module, "MAX_BLOCKS", 1)
     return request.param
 
@@ -248,17 +250,18 @@ def test_apply_splits(grid, seed):
     assert not np.array_equal(cuda_args[1], sample_indices)  # something moved
 
 
-def test_apply_splits_over_several_chunks():
-    """A node of more rows than the block has threads: the scan carries over chunks."""
+def test_apply_splits_over_several_tiles(monkeypatch):
+    """Nodes of several tiles, each tile of several chunks: the scatter adds the earlier tiles' left
+    rows and carries its scan over chunks (small tiles, so that the simulator stays quick)."""
+    monkeypatch.setattr(cuda_partitioning, "PARTITION_THREADS", 32)
+    monkeypatch.setattr(cuda_partitioning, "TILE_ROWS", 64)
     rng = np.random.default_rng(9)
-    args = list(partition_problem(rng, n_samples=150))
+    args = list(partition_problem(rng, n_samples=300))
     node_start, node_stop = args[3], args[4]
-    # Three small nodes and a large one keep the block at 64 threads: the large one takes several chunks.
     node_start[:3] = [0, 10, 10]
-    node_stop[:3] = [10, 10, 30]
+    node_stop[:3] = [10, 10, 30]  # a small node, an empty one, one of a partial chunk
     node_start[3] = 40
     assert node_stop[3] - node_start[3] > 3 * 64
-    assert cuda_partitioning._block_size(args[1].shape[0], node_start.size) == 64
     _, n_left = ref.apply_splits(args[0], args[1], node_start, node_stop, args[6], args[7], args[8], args[9])
     args[5] = n_left
     cpu_args, cuda_args = run_both(partitioning.apply_splits, cuda_partitioning.apply_splits, tuple(args))
@@ -330,17 +333,21 @@ def test_node_values(grid, criterion):
         assert (values == 0).any() and (values > 0).any() and (values < 0).any()
 
 
-
-def test_add_leaf_values(grid):
+@pytest.mark.parametrize("kernel", ["add_leaf_values", "add_range_values"])
+def test_add_leaf_values(grid, kernel):
     rng = np.random.default_rng(430)
-    rows = rng.permutation(80)[:70].astype(np.int32)
-    args = (rng.normal(size=(80, 2)), 1, rows, rng.integers(0, 9, 70), rng.normal(size=9))
+    if kernel == "add_leaf_values":
+        rows = rng.permutation(80)[:70].astype(np.int32)
+        args = (rng.normal(size=(80, 2)), 1, rows, rng.integers(0, 9, 70), rng.normal(size=9))
+    else:
+        args = range_problem(rng, 70, 6)
     with pytest.MonkeyPatch.context() as patch:
         if grid == "one_block":  # 32 threads for 70 rows: grid-stride
             patch.setattr(cuda_launch, "BLOCK_SIZE", 32)
-        cpu_args, cuda_args = run_both(leaf_values.add_leaf_values, cuda_leaf_values.add_leaf_values, args)
+        cpu_args, cuda_args = run_both(getattr(leaf_values, kernel), getattr(cuda_leaf_values, kernel), args)
     assert_all_equal(cpu_args, cuda_args)
     assert not np.array_equal(cuda_args[0], args[0])
+
 
 # --- prediction -----------------------------------------------------------------------------
 

@@ -6,6 +6,8 @@ from numba import njit, prange
 from ..common import MISCLASSIFICATION, NEWTON, PARENT, node_impurity, node_weight, slot_value, threshold_l1
 from .prefetch import PREFETCH_DISTANCE, prefetch_row
 
+RANGE_CHUNK = 16384  # positions per task of add_range_values
+
 
 @njit(parallel=True, cache=True)
 def node_values(criterion, totals, inv_scales, regularization, out_value, out_impurity, out_weight):
@@ -61,3 +63,34 @@ def add_leaf_values(raw, score_idx, rows, leaves, values):
         if i + PREFETCH_DISTANCE < n_rows:
             prefetch_row(raw, rows[i + PREFETCH_DISTANCE])
         raw[np.uint32(rows[i]), score_idx] += values[np.uint64(leaves[i])]
+
+
+@njit(parallel=True, cache=True)
+def add_range_values(raw, score_idx, rows, boundaries, values):
+    """``raw[rows[p], score_idx] += values[r]`` for every position ``p`` of every range ``r``,
+    ``[boundaries[r], boundaries[r + 1])`` (boosting's update when each leaf's rows are a range of the
+    grower's positions: no leaf per row).
+
+    Parameters
+    ----------
+    raw : ndarray of shape (n_samples, n_scores), dtype float64
+    score_idx : int
+    rows : ndarray of shape (n_entries,), dtype int32
+        Distinct rows within the ranges.
+    boundaries : ndarray of shape (n_ranges + 1,), dtype int64
+        Increasing positions of ``rows``.
+    values : ndarray of shape (n_ranges,), dtype float64
+    """
+    first, stop = boundaries[0], boundaries[-1]
+    n_chunks = (stop - first + RANGE_CHUNK - 1) // RANGE_CHUNK
+    for chunk in prange(n_chunks):
+        chunk_start = first + chunk * RANGE_CHUNK
+        chunk_stop = min(chunk_start + RANGE_CHUNK, stop)
+        r = np.searchsorted(boundaries, chunk_start, side="right") - 1
+        for p in range(chunk_start, chunk_stop):
+            while p >= boundaries[r + 1]:
+                r += 1
+            if p + PREFETCH_DISTANCE < chunk_stop:
+                prefetch_row(raw, rows[p + PREFETCH_DISTANCE])
+            raw[np.uint32(rows[p]), score_idx] += values[r]
+

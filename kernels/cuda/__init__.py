@@ -36,7 +36,8 @@ else:
 
 
 def jit_kernel(kernel):
-    """``cuda.jit(kernel)`` linked from PTX, without link-time optimisation.
+    """``cuda.jit(kernel)`` linked from PTX, without link-time optimisation, launched
+    through ``launch.CachedKernel`` on a GPU.
 
     numba-cuda links through nvJitLink with LTO when it can, and LTO fuses
     ``a * b + c`` into one FMA whatever NVVM was told (seen on an H200: gini
@@ -44,6 +45,10 @@ def jit_kernel(kernel):
     ``-fma=0`` holds. The simulator and numba-cuda releases before LTO take no
     ``lto`` option.
     """
+    if config.ENABLE_CUDASIM:
+        return cuda.jit(kernel)
+    from .launch import CachedKernel
+
     if "lto" in inspect.signature(cuda.jit).parameters:
-        return cuda.jit(kernel, lto=False)
-    return cuda.jit(kernel)
+        return CachedKernel(cuda.jit(kernel, lto=False))
+    return CachedKernel(cuda.jit(kernel))

@@ -3,8 +3,8 @@
 ``build_histograms``
     A task is a (row chunk, feature group) pair, one per block. Each node's
     row range is cut into chunks of ``chunk_rows`` rows; the task table is
-    ``offsets``, the prefix sum of the chunks per node (``chunk_table``, built
-    with the arrays' own namespace on their device, never read back): block
+    ``offsets``, the prefix sum of the chunks per node (``chunk_table``: one
+    block of ``_chunk_plan`` on the device, never read back): block
     ``(x, y)`` takes chunk ``x`` (its node by a binary search in ``offsets``)
     and the ``y``-th group of ``features_per_block`` features. The block
     accumulates the chunk's rows, in those of the group's features that its
@@ -42,6 +42,7 @@ from . import jit_kernel
 # --- launch configuration --------------------------------------------------------
 
 THREADS = 256  # threads per block of build_histograms and node_totals
+PLAN_THREADS = 256  # the one block of _chunk_plan
 SUBTRACT_THREADS = 256
 # Static shared memory of one block: 48 KiB is the static limit, and 4 resident
 # blocks of 256 threads (50% occupancy on an H100) need 4 * (48 + 1) KiB <= 228 KiB.
@@ -79,22 +80,69 @@ def chunk_table(node_start, node_stop, n_entries, min_chunk_rows):
     """The task table of a launch with one chunk per block: ``(grid_x, offsets, chunk_rows)``.
 
     ``offsets[node]`` is the first chunk of ``node`` and ``offsets[-1]`` the number of
-    chunks; ``chunk_rows`` (a 1-element array) is the rows per chunk. Everything is
-    computed with the arrays' namespace, on their device, without reading it back:
+    chunks; ``chunk_rows`` (a 1-element array) is the rows per chunk. One launch of
+    ``_chunk_plan`` computes both on the device, without reading anything back:
     ``grid_x = n_nodes + ceil(n_entries / min_chunk_rows)`` blocks always cover every
-    chunk because ``chunk_rows`` is raised on the device, if the nodes hold more rows
-    in all than ``n_entries`` (overlapping nodes), until
+    chunk because ``chunk_rows`` is raised, if the nodes hold more rows in all than
+    ``n_entries`` (overlapping nodes), until
     ``sum(ceil(len / chunk_rows)) <= n_nodes + sum(len) / chunk_rows <= grid_x``.
     """
     xp = array_namespace(node_start)
     n_nodes = node_start.shape[0]
     spare = max(1, -(-n_entries // min_chunk_rows))
-    lengths = xp.maximum(node_stop - node_start, 0)
-    total = lengths.sum()
-    chunk_rows = xp.asarray(xp.maximum(min_chunk_rows, (total + (spare - 1)) // spare), dtype=np.int64).reshape(1)
-    offsets = xp.zeros(n_nodes + 1, dtype=np.int64)
-    xp.cumsum((lengths + (chunk_rows - 1)) // chunk_rows, out=offsets[1:])
+    offsets = xp.empty(n_nodes + 1, dtype=np.int64)
+    chunk_rows = xp.empty(1, dtype=np.int64)
+    _chunk_plan[1, PLAN_THREADS](node_start, node_stop, spare, min_chunk_rows, offsets, chunk_rows)
     return n_nodes + spare, offsets, chunk_rows
+
+
+@cuda.jit(device=True)
+def inclusive_scan(scan, tid, value, n_threads):
+    """Block-wide inclusive prefix sum of ``value`` (Hillis-Steele in ``scan``); every thread calls it.
+    ``scan[n_threads - 1]`` holds the total until the next call."""
+    scan[tid] = value
+    cuda.syncthreads()
+    offset = 1
+    while offset < n_threads:
+        total = scan[tid]
+        if tid >= offset:
+            total += scan[tid - offset]
+        cuda.syncthreads()
+        scan[tid] = total
+        cuda.syncthreads()
+        offset *= 2
+    return scan[tid]
+
+
+def _chunk_plan_kernel(node_start, node_stop, spare, min_chunk_rows, offsets, chunk_rows):
+    """One block: ``chunk_rows[0] = max(min_chunk_rows, ceil(sum of the nodes' rows / spare))``, then
+    ``offsets``, the prefix sum of the nodes' chunks."""
+    scan = cuda.shared.array(PLAN_THREADS, types.int64)
+    tid = cuda.threadIdx.x
+    n_nodes = node_start.shape[0]
+    n_rows = 0
+    for node in range(tid, n_nodes, PLAN_THREADS):
+        n_rows += max(node_stop[node] - node_start[node], 0)
+    inclusive_scan(scan, tid, n_rows, PLAN_THREADS)
+    rows = max(min_chunk_rows, (scan[PLAN_THREADS - 1] + spare - 1) // spare)
+    cuda.syncthreads()
+    if tid == 0:
+        chunk_rows[0] = rows
+        offsets[0] = 0
+    n_chunks_before = 0
+    for first_node in range(0, n_nodes, PLAN_THREADS):
+        node = first_node + tid
+        n_chunks = 0
+        if node < n_nodes:
+            n_chunks = (max(node_stop[node] - node_start[node], 0) + rows - 1) // rows
+        inclusive = inclusive_scan(scan, tid, n_chunks, PLAN_THREADS)
+        if node < n_nodes:
+            offsets[node + 1] = n_chunks_before + inclusive
+        n_chunks_before += scan[PLAN_THREADS - 1]
+        cuda.syncthreads()  # everyone has read the scan before the next pass writes it
+
+
+_chunk_plan = jit_kernel(_chunk_plan_kernel)
 
 
 @cuda.jit(device=True)
@@ -392,4 +440,9 @@ def ptx_specializations():
             f"node_totals_slots{n_slots}", _node_totals_kernel(n_slots, THREADS)[0], totals_types, THREADS,
         ))
     specs.append(("subtract_histograms", _subtract_histograms_kernel, subtract_types, SUBTRACT_THREADS))
+    int64_1d = types.Array(types.int64, 1, "C")
+    specs.append((
+        "chunk_plan", _chunk_plan_kernel, (int64_1d, int64_1d, types.int64, types.int64, int64_1d, int64_1d),
+        PLAN_THREADS,
+    ))
     return specs

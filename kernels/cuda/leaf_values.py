@@ -2,7 +2,8 @@
 
 ``node_values``: one thread per node (grid-stride), calling ``common``'s
 ``node_weight``, ``node_impurity`` and ``slot_value`` as device functions.
-``add_leaf_values``: one thread per row (grid-stride).
+``add_leaf_values``: one thread per row (grid-stride). ``add_range_values``: one
+thread per position (grid-stride), its range by a binary search in ``boundaries``.
 """
 
 import numpy as np
@@ -11,7 +12,6 @@ from numba import cuda, types
 from ..common import MISCLASSIFICATION, NEWTON, PARENT, node_impurity, node_weight, slot_value, threshold_l1
 from . import jit_kernel
 from .launch import BLOCK_SIZE, elementwise_config
-
 
 
 def _node_values_kernel(criterion, totals, inv_scales, regularization, out_value, out_impurity, out_weight):
@@ -69,6 +69,34 @@ def add_leaf_values(raw, score_idx, rows, leaves, values):
     _add_leaf_values[blocks, threads](raw, score_idx, rows, leaves, values)
 
 
+def _add_range_values_kernel(raw, score_idx, rows, boundaries, values):
+    n_ranges = values.shape[0]
+    first = boundaries[0]
+    for p in range(first + cuda.grid(1), boundaries[n_ranges], cuda.gridsize(1)):
+        low = 0  # the last range starting at or before p
+        high = n_ranges - 1
+        while low < high:
+            middle = (low + high + 1) >> 1
+            if boundaries[middle] <= p:
+                low = middle
+            else:
+                high = middle - 1
+        raw[rows[p], score_idx] += values[low]
+
+
+_add_range_values = jit_kernel(_add_range_values_kernel)
+
+
+def add_range_values(raw, score_idx, rows, boundaries, values):
+    """``raw[rows[p], score_idx] += values[r]`` for every position ``p`` of range ``r`` (see
+    ``kernels.cpu.leaf_values``). Launch: one thread per entry of ``rows`` (the ranges lie within them;
+    the boundaries stay on the device), blocks of up to 256 threads."""
+    if values.shape[0] == 0 or rows.shape[0] == 0:
+        return
+    blocks, threads = elementwise_config(rows.shape[0])
+    _add_range_values[blocks, threads](raw, score_idx, rows, boundaries, values)
+
+
 def ptx_specializations():
     """``(name, python_function, argument_types, block_size)`` of every kernel launched here."""
     float64_1d = types.Array(types.float64, 1, "C")
@@ -85,6 +113,15 @@ def ptx_specializations():
         (
             "add_leaf_values",
             _add_leaf_values_kernel,
+            (
+                types.Array(types.float64, 2, "C"), types.int64, types.Array(types.int32, 1, "C"),
+                types.Array(types.int64, 1, "C"), float64_1d,
+            ),
+            BLOCK_SIZE,
+        ),
+        (
+            "add_range_values",
+            _add_range_values_kernel,
             (
                 types.Array(types.float64, 2, "C"), types.int64, types.Array(types.int32, 1, "C"),
                 types.Array(types.int64, 1, "C"), float64_1d,
