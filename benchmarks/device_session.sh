@@ -36,14 +36,14 @@ if ls .whl/xgboost-*.whl >/dev/null 2>&1 && python3 -m pip install -q --no-index
 print('xgboost', xgboost.__version__, 'fits on the GPU')" 2>&1 | tee -a "$log" && peers=xgboost
 fi
 
-step gpu tests
-GPUFOREST_REAL_CUDA=1 timeout "${TESTS_S:-200}" python3 -m pytest -m gpu tests/gpu -q -p no:cacheprovider -n "${TESTS_WORKERS:-4}" \
-    --durations=5 2>&1 | tee -a "$log"
-
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '_')
-# STEPS picks what runs after the tests (default: all); FOREST_DEVICES the forest benchmark's devices.
-for bench in ${STEPS:-phases gpu forest boosting}; do
+# STEPS picks the steps and their order (default: all); FOREST_DEVICES the forest benchmark's devices.
+for bench in ${STEPS:-tests phases gpu forest boosting}; do
     case $bench in
+    tests)
+        step gpu tests
+        GPUFOREST_REAL_CUDA=1 timeout "${TESTS_S:-200}" python3 -m pytest -m gpu tests/gpu -q -p no:cacheprovider \
+            -n "${TESTS_WORKERS:-4}" --durations=5 2>&1 | tee -a "$log" ;;
     phases)
         step gpu_phases
         timeout "${PHASES_S:-120}" python3 benchmarks/gpu_phases.py --output "benchmarks/results/gpu_phases_${card}" \

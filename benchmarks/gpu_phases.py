@@ -74,6 +74,7 @@ class PhaseTimer:
             self._install_kernel_timers()
 
     def _install_kernel_timers(self):
+        import cupy
         from numba.cuda import dispatcher
 
         from gpuforest.kernels.cuda.launch import CachedKernel
@@ -82,9 +83,7 @@ class PhaseTimer:
         timer = self
 
         def timed_enqueue(stream, config, kernel, *args):
-            from numba import cuda
-
-            start, stop = cuda.event(), cuda.event()
+            start, stop = cupy.cuda.Event(), cupy.cuda.Event()  # on the legacy default stream, as the kernels
             start.record()
             enqueue(stream, config, kernel, *args)
             stop.record()
@@ -129,13 +128,13 @@ class PhaseTimer:
 
     def table(self, title, wall_s, n_steps):
         """Markdown table of the phases, in ms per step (a boosting round or a tree)."""
-        from numba import cuda
+        import cupy
 
         device = defaultdict(float)
         by_kernel = defaultdict(float)
         for phase, name, start, stop in self.kernel_events:
             stop.synchronize()
-            seconds = cuda.event_elapsed_time(start, stop) / 1000
+            seconds = cupy.cuda.get_elapsed_time(start, stop) / 1000
             device[phase] += seconds
             by_kernel[name] += seconds
         phases = sorted(set(self.host) | set(device) | set(self.launches), key=lambda p: -self.host.get(p, 0.0))
@@ -212,6 +211,7 @@ def main():
         profiler.disable()
         text = io.StringIO()
         pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(30)
+        pstats.Stats(profiler, stream=text).sort_stats("cumtime").print_stats(45)
         profiles.append(f"## {title}\n{text.getvalue()}")
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.with_suffix(".md").write_text(

@@ -73,9 +73,14 @@ class PackedLayout:
         self.n_bytes = self.offsets[-1]
 
     def views(self, buffer):
-        """The arrays, as views of ``buffer`` (uint8, ``n_bytes``; numpy or CuPy)."""
+        """The arrays, as views of ``buffer`` (uint8, ``n_bytes``; numpy or CuPy), one constructor each."""
+        if isinstance(buffer, np.ndarray):
+            return [
+                np.ndarray(shape, dtype, buffer=buffer, offset=offset)
+                for (shape, dtype), offset in zip(self.specs, self.offsets)
+            ]
         return [
-            buffer[offset : offset + size].view(dtype).reshape(shape)
+            type(buffer)(shape, dtype, memptr=buffer.data + offset) if size else type(buffer)(shape, dtype)
             for (shape, dtype), size, offset in zip(self.specs, self.sizes, self.offsets)
         ]
 

@@ -65,9 +65,12 @@ class CachedKernel:
 
 
 def _argument_key(value):
-    """What numba's type of a kernel argument depends on; None: not a CuPy array or a scalar."""
+    """What numba's type of a kernel argument depends on; None: not a CuPy array, a scalar or a tuple of them."""
     if isinstance(value, (bool, int, float, np.generic)):
         return type(value)
+    if isinstance(value, tuple):
+        keys = tuple(map(_argument_key, value))
+        return None if None in keys else keys
     cupy = sys.modules.get("cupy")
     if cupy is not None and isinstance(value, cupy.ndarray):
         flags = value.flags

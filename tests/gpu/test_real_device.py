@@ -135,33 +135,33 @@ def test_gpu_adaboost_equals_cpu_adaboost():
     np.testing.assert_array_equal(gpu.predict_proba(X), cpu.predict_proba(X))
 
 
-def _mixed_arguments_kernel(columns, rows, scale, offset, negate, out):
-    """out[i] = (+-)(columns[rows[i], 1] * scale + offset): arrays of two layouts and scalars of three types."""
+def _mixed_arguments_kernel(columns, rows, scale_offset, negate, out):
+    """out[i] = (+-)(columns[rows[i], 1] * scale + offset): arrays of two layouts, a tuple and a bool."""
     from numba import cuda
 
     i = cuda.grid(1)
     if i < out.shape[0]:
+        scale, offset = scale_offset
         value = columns[rows[i], 1] * scale + offset
         out[i] = -value if negate else value
 
 
 def test_cached_launches_equal_numba_launches():
     """Every launch after the first of a key skips numba's typing (``launch.CachedKernel``): it must compute
-    what numba's own launch computes, for F- and C-ordered arrays, a view and int, float and bool scalars."""
+    what numba's own launch computes, for F- and C-ordered arrays, a view, a tuple of int and float, a bool."""
     import cupy
-    from numba import cuda
 
     from gpuforest.kernels.cuda import jit_kernel
 
     cached = jit_kernel(_mixed_arguments_kernel)
-    plain = cuda.jit(_mixed_arguments_kernel)
+    plain = cached.dispatcher  # the same compiled code, launched through numba
     rng = np.random.default_rng(5)
     columns = cupy.asarray(np.asfortranarray(rng.normal(size=(500, 3))))
     rows = cupy.asarray(rng.integers(0, 500, 1000).astype(np.int32))
     for scale, offset, negate in ((2.0, 1, False), (0.5, -3, True), (np.float64(3.0), 7, True)):
         for view in (rows, rows[::2]):
             expected, actual = (cupy.zeros(view.shape[0]) for _ in range(2))
-            plain[8, 128](columns, view, scale, offset, negate, expected)
-            cached[8, 128](columns, view, scale, offset, negate, actual)
+            plain[8, 128](columns, view, (scale, offset), negate, expected)
+            cached[8, 128](columns, view, (scale, offset), negate, actual)
             np.testing.assert_array_equal(actual.get(), expected.get())
     assert len(cached._specialisations) == 4  # float and np.float64 scales, contiguous and strided rows
