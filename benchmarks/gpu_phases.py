@@ -19,12 +19,14 @@ import io
 import pstats
 import time
 from collections import Counter, defaultdict
+from datetime import date
 from pathlib import Path
 
 from bench_common import synthetic_data
 
 import gpuforest
 from gpuforest.backend import Backend
+from gpuforest.devices import list_devices
 
 PHASES = {
     "map_to_bins": "binning",
@@ -214,8 +216,9 @@ def main():
         pstats.Stats(profiler, stream=text).sort_stats("cumtime").print_stats(45)
         profiles.append(f"## {title}\n{text.getvalue()}")
     args.output.parent.mkdir(parents=True, exist_ok=True)
+    device = list_devices()[0].name if list_devices() else "unknown CUDA device"
     args.output.with_suffix(".md").write_text(
-        f"# Phase timings, {args.n_samples:,} x {args.n_features}\n\n" + "\n".join(report)
+        f"# Phase timings, {args.n_samples:,} x {args.n_features}, {device} ({date.today()})\n\n" + "\n".join(report)
     )
     args.output.with_name(args.output.name + "_profile.txt").write_text("\n".join(profiles))
 
