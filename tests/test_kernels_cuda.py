@@ -22,6 +22,7 @@ from gpuforest.binning import BinMapper
 from gpuforest.kernels import common
 from gpuforest.kernels.cpu import binning, leaf_values, partitioning, predict, sampling
 from gpuforest.kernels.cuda import binning as cuda_binning
+from gpuforest.kernels.cuda import histogram as cuda_histogram
 from gpuforest.kernels.cuda import launch as cuda_launch
 from gpuforest.kernels.cuda import leaf_values as cuda_leaf_values
 from gpuforest.kernels.cuda import partitioning as cuda_partitioning
@@ -253,8 +254,8 @@ def test_apply_splits(grid, seed):
 def test_apply_splits_over_several_tiles(monkeypatch):
     """Nodes of several tiles, each tile of several chunks: the scatter adds the earlier tiles' left
     rows and carries its scan over chunks (small tiles, so that the simulator stays quick)."""
-    monkeypatch.setattr(cuda_partitioning, "PARTITION_THREADS", 32)
-    monkeypatch.setattr(cuda_partitioning, "TILE_ROWS", 64)
+    monkeypatch.setattr(cuda_histogram, "BLOCK_SIZES", (32,))
+    monkeypatch.setattr(cuda_partitioning, "ROWS_PER_THREAD", 2)  # tiles of 64 rows
     rng = np.random.default_rng(9)
     args = list(partition_problem(rng, n_samples=300))
     node_start, node_stop = args[3], args[4]

@@ -253,11 +253,11 @@ def test_build_histograms_with_a_feature_mask_matches_cpu(shared, small_launches
 # --- the task table ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("plan_threads", [256, 16])  # one pass over the nodes, or three
+@pytest.mark.parametrize("block_sizes", [(32, 64), (16,)])  # one pass over the 40 nodes, or three
 @pytest.mark.parametrize("overlap", [False, True])
-def test_chunk_table_covers_every_chunk(overlap, plan_threads, monkeypatch):
+def test_chunk_table_covers_every_chunk(overlap, block_sizes, monkeypatch):
     """``grid_x`` blocks cover all chunks, also when nodes overlap (the chunks grow then)."""
-    monkeypatch.setattr(cuda_histogram, "PLAN_THREADS", plan_threads)
+    monkeypatch.setattr(cuda_histogram, "BLOCK_SIZES", block_sizes)
     rng = np.random.default_rng(14)
     n_entries = 1000
     if overlap:

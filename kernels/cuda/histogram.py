@@ -4,7 +4,7 @@
     A task is a (row chunk, feature group) pair, one per block. Each node's
     row range is cut into chunks of ``chunk_rows`` rows; the task table is
     ``offsets``, the prefix sum of the chunks per node (``chunk_table``: one
-    block of ``_chunk_plan`` on the device, never read back): block
+    block of ``_chunk_plan_kernel`` on the device, never read back): block
     ``(x, y)`` takes chunk ``x`` (its node by a binary search in ``offsets``)
     and the ``y``-th group of ``features_per_block`` features. The block
     accumulates the chunk's rows, in those of the group's features that its
@@ -42,7 +42,7 @@ from . import jit_kernel
 # --- launch configuration --------------------------------------------------------
 
 THREADS = 256  # threads per block of build_histograms and node_totals
-PLAN_THREADS = 256  # the one block of _chunk_plan
+BLOCK_SIZES = (32, 64, 128, 256)  # threads of the one block of _chunk_plan (one per node, up to 256)
 SUBTRACT_THREADS = 256
 # Static shared memory of one block: 48 KiB is the static limit, and 4 resident
 # blocks of 256 threads (50% occupancy on an H100) need 4 * (48 + 1) KiB <= 228 KiB.
@@ -81,7 +81,8 @@ def chunk_table(node_start, node_stop, n_entries, min_chunk_rows):
 
     ``offsets[node]`` is the first chunk of ``node`` and ``offsets[-1]`` the number of
     chunks; ``chunk_rows`` (a 1-element array) is the rows per chunk. One launch of
-    ``_chunk_plan`` computes both on the device, without reading anything back:
+    ``_chunk_plan_kernel`` (one block, a thread per node up to 256) computes both on the device, without
+    reading anything back:
     ``grid_x = n_nodes + ceil(n_entries / min_chunk_rows)`` blocks always cover every
     chunk because ``chunk_rows`` is raised, if the nodes hold more rows in all than
     ``n_entries`` (overlapping nodes), until
@@ -92,7 +93,8 @@ def chunk_table(node_start, node_stop, n_entries, min_chunk_rows):
     spare = max(1, -(-n_entries // min_chunk_rows))
     offsets = xp.empty(n_nodes + 1, dtype=np.int64)
     chunk_rows = xp.empty(1, dtype=np.int64)
-    _chunk_plan[1, PLAN_THREADS](node_start, node_stop, spare, min_chunk_rows, offsets, chunk_rows)
+    threads = block_threads(n_nodes)
+    _chunk_plan_kernel(threads)[1][1, threads](node_start, node_stop, spare, min_chunk_rows, offsets, chunk_rows)
     return n_nodes + spare, offsets, chunk_rows
 
 
@@ -114,35 +116,46 @@ def inclusive_scan(scan, tid, value, n_threads):
     return scan[tid]
 
 
-def _chunk_plan_kernel(node_start, node_stop, spare, min_chunk_rows, offsets, chunk_rows):
-    """One block: ``chunk_rows[0] = max(min_chunk_rows, ceil(sum of the nodes' rows / spare))``, then
-    ``offsets``, the prefix sum of the nodes' chunks."""
-    scan = cuda.shared.array(PLAN_THREADS, types.int64)
-    tid = cuda.threadIdx.x
-    n_nodes = node_start.shape[0]
-    n_rows = 0
-    for node in range(tid, n_nodes, PLAN_THREADS):
-        n_rows += max(node_stop[node] - node_start[node], 0)
-    inclusive_scan(scan, tid, n_rows, PLAN_THREADS)
-    rows = max(min_chunk_rows, (scan[PLAN_THREADS - 1] + spare - 1) // spare)
-    cuda.syncthreads()
-    if tid == 0:
-        chunk_rows[0] = rows
-        offsets[0] = 0
-    n_chunks_before = 0
-    for first_node in range(0, n_nodes, PLAN_THREADS):
-        node = first_node + tid
-        n_chunks = 0
-        if node < n_nodes:
-            n_chunks = (max(node_stop[node] - node_start[node], 0) + rows - 1) // rows
-        inclusive = inclusive_scan(scan, tid, n_chunks, PLAN_THREADS)
-        if node < n_nodes:
-            offsets[node + 1] = n_chunks_before + inclusive
-        n_chunks_before += scan[PLAN_THREADS - 1]
-        cuda.syncthreads()  # everyone has read the scan before the next pass writes it
+@functools.lru_cache(maxsize=None)
+def _chunk_plan_kernel(threads):
+    """The plan kernel for one block of ``threads`` threads: ``(python_function, kernel)``."""
+
+    def chunk_plan_kernel(node_start, node_stop, spare, min_chunk_rows, offsets, chunk_rows):
+        """``chunk_rows[0] = max(min_chunk_rows, ceil(sum of the nodes' rows / spare))``, then ``offsets``,
+        the prefix sum of the nodes' chunks."""
+        scan = cuda.shared.array(threads, types.int64)
+        tid = cuda.threadIdx.x
+        n_nodes = node_start.shape[0]
+        n_rows = 0
+        for node in range(tid, n_nodes, threads):
+            n_rows += max(node_stop[node] - node_start[node], 0)
+        inclusive_scan(scan, tid, n_rows, threads)
+        rows = max(min_chunk_rows, (scan[threads - 1] + spare - 1) // spare)
+        cuda.syncthreads()
+        if tid == 0:
+            chunk_rows[0] = rows
+            offsets[0] = 0
+        n_chunks_before = 0
+        for first_node in range(0, n_nodes, threads):
+            node = first_node + tid
+            n_chunks = 0
+            if node < n_nodes:
+                n_chunks = (max(node_stop[node] - node_start[node], 0) + rows - 1) // rows
+            inclusive = inclusive_scan(scan, tid, n_chunks, threads)
+            if node < n_nodes:
+                offsets[node + 1] = n_chunks_before + inclusive
+            n_chunks_before += scan[threads - 1]
+            cuda.syncthreads()  # everyone has read the scan before the next pass writes it
+
+    return chunk_plan_kernel, jit_kernel(chunk_plan_kernel)
 
 
-_chunk_plan = jit_kernel(_chunk_plan_kernel)
+def block_threads(n_items):
+    """The smallest of ``BLOCK_SIZES`` (whole warps) of at least ``n_items`` threads, else the largest."""
+    for threads in BLOCK_SIZES:
+        if n_items <= threads:
+            return threads
+    return BLOCK_SIZES[-1]
 
 
 @cuda.jit(device=True)
@@ -441,8 +454,9 @@ def ptx_specializations():
         ))
     specs.append(("subtract_histograms", _subtract_histograms_kernel, subtract_types, SUBTRACT_THREADS))
     int64_1d = types.Array(types.int64, 1, "C")
-    specs.append((
-        "chunk_plan", _chunk_plan_kernel, (int64_1d, int64_1d, types.int64, types.int64, int64_1d, int64_1d),
-        PLAN_THREADS,
-    ))
+    for threads in BLOCK_SIZES:
+        specs.append((
+            f"chunk_plan_threads{threads}", _chunk_plan_kernel(threads)[0],
+            (int64_1d, int64_1d, types.int64, types.int64, int64_1d, int64_1d), threads,
+        ))
     return specs
