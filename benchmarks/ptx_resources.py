@@ -2,7 +2,7 @@
 
 Needs no GPU. Every module of ``gpuforest.kernels.cuda`` that offers ``ptx_specializations()``
 (a list of ``(name, python_function, argument_types[, block_size])``) has each specialisation
-compiled with ``numba.cuda.compile_ptx`` for compute capability 8.0 and 9.0; the PTX is
+compiled with numba-cuda (``compile_ptx``'s steps, lowered once) for compute capability 8.0 and 9.0; the PTX is
 assembled with ``ptxas -v`` (from the ``nvidia-cuda-nvcc`` wheel that numba-cuda[cu12] brings,
 else the one on ``PATH``), whose report gives registers, spill stores/loads, stack frame and
 static shared memory per kernel. Theoretical occupancy is then computed for an H100 (SM 9.0
@@ -373,6 +373,20 @@ def _safe(text):
     return re.sub(r"[^A-Za-z0-9_.-]", "_", text)
 
 
+def _compile_ptx(cuda, spec, arch, library=None):
+    """``(ptx, library)`` of ``spec`` for ``arch``. numba-cuda's lowering does not depend on the
+    arch (about 95% of a compile), so the lowered library of the first arch is reused for the next,
+    whose PTX only NVVM makes; a numba-cuda without ``_compile_pyfunc_with_fixup`` compiles each."""
+    from numba.cuda import compiler
+
+    lower = getattr(compiler, "_compile_pyfunc_with_fixup", None)
+    if lower is None:
+        return cuda.compile_ptx(spec["function"], spec["argument_types"], cc=arch)[0], None
+    if library is None:
+        library, _ = lower(spec["function"], spec["argument_types"], device=False, abi="numba", cc=arch)
+    return library.get_asm_strs(cc=arch)[0], library
+
+
 def measure(modules, ptxas, ptx_dir, archs=ARCHS, log=print):
     """Compile and assemble every specialisation for every arch; ``(rows, errors)``."""
     cuda, dispatcher = _import_numba_cuda()
@@ -382,12 +396,13 @@ def measure(modules, ptxas, ptx_dir, archs=ARCHS, log=print):
         for module, specs in modules.items():
             for index, spec in enumerate(specs):
                 signature = ", ".join(str(t) for t in spec["argument_types"])
+                library = None
                 for arch in archs:
                     arch_name = f"sm_{arch[0]}{arch[1]}"
                     where = {"module": module, "kernel": spec["name"], "arch": arch_name}
                     fake.compute_capability = arch
                     try:
-                        ptx, _ = cuda.compile_ptx(spec["function"], spec["argument_types"], cc=arch)
+                        ptx, library = _compile_ptx(cuda, spec, arch, library)
                     except Exception as error:  # noqa: BLE001 - reported per kernel
                         message = f"compile_ptx failed: {type(error).__name__}: {error}"
                         errors.append({**where, "error": message, "signature": signature})
