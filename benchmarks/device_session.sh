@@ -1,8 +1,10 @@
 #!/bin/bash
 # Everything a session with a lent GPU runs there, in one command: the
 # environment, the `gpu` tests (tests/gpu), the GPU benchmarks.
-# Each step has its own time limit so that a slow one leaves the rest their turn;
-# the log and a tarball of this run's results land in $OUT.
+# Each step has its own time limit so that a slow one leaves the rest their turn; the
+# defaults add up to about 600 s, one call's limit (`run(timeout_s=600, carry=[".whl"])`).
+# The `gpu` tests compile every kernel from cold caches, about 100 s per worker: hence
+# one worker per test. The log and a tarball of this run's results land in $OUT.
 export PYTHONUNBUFFERED=1 OUT=${OUT:-/tmp/out} NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0
 mkdir -p "$OUT"
 log="$OUT/session.log"
@@ -43,23 +45,23 @@ for bench in ${STEPS:-tests phases gpu forest boosting}; do
     tests)
         step gpu tests
         GPUFOREST_REAL_CUDA=1 timeout "${TESTS_S:-200}" python3 -m pytest -m gpu tests/gpu -q -p no:cacheprovider \
-            -n "${TESTS_WORKERS:-4}" --durations=5 2>&1 | tee -a "$log" ;;
+            -n "${TESTS_WORKERS:-12}" --durations=5 2>&1 | tee -a "$log" ;;
     phases)
         step gpu_phases
-        timeout "${PHASES_S:-120}" python3 benchmarks/gpu_phases.py --output "benchmarks/results/gpu_phases_${card}" \
+        timeout "${PHASES_S:-80}" python3 benchmarks/gpu_phases.py --output "benchmarks/results/gpu_phases_${card}" \
             2>&1 | tee -a "$log" ;;
     gpu)
         step bench_gpu
-        timeout "${BENCH_GPU_S:-150}" python3 benchmarks/bench_gpu.py --sizes 1000000 10000000 2>&1 | tee -a "$log" ;;
+        timeout "${BENCH_GPU_S:-100}" python3 benchmarks/bench_gpu.py --sizes 1000000 10000000 2>&1 | tee -a "$log" ;;
     forest)
-        for device in ${FOREST_DEVICES:-cuda cpu}; do
+        for device in ${FOREST_DEVICES:-cuda}; do
             step "bench_forest $device"
-            timeout "${BENCH_FOREST_S:-90}" python3 benchmarks/bench_forest.py --device "$device" \
+            timeout "${BENCH_FOREST_S:-100}" python3 benchmarks/bench_forest.py --device "$device" \
                 --libraries gpuforest $([ "$device" = cuda ] && echo $peers) --output-name "forest_${device}_${card}_1000000x28" 2>&1 | tee -a "$log"
         done ;;
     boosting)
         step "bench_boosting cuda"
-        timeout "${BENCH_BOOSTING_S:-200}" python3 benchmarks/bench_boosting.py --device cuda \
+        timeout "${BENCH_BOOSTING_S:-100}" python3 benchmarks/bench_boosting.py --device cuda \
             --libraries gpuforest ${BOOSTING_PEERS-scikit-learn} $peers --output-name "boosting_cuda_${card}_1000000x28" 2>&1 | tee -a "$log" ;;
     esac
 done
