@@ -3,8 +3,8 @@
 # environment, the `gpu` tests (tests/gpu), the GPU benchmarks.
 # Each step has its own time limit so that a slow one leaves the rest their turn; the
 # defaults add up to about 600 s, one call's limit (`run(timeout_s=600, carry=[".whl"])`).
-# The `gpu` tests compile every kernel from cold caches, about 100 s per worker: hence
-# one worker per test. The log and a tarball of this run's results land in $OUT.
+# The 24 `gpu` tests compile every kernel from cold caches, about 100 s per worker: hence
+# 12 workers, two tests each. The log and a tarball of this run's results land in $OUT.
 export PYTHONUNBUFFERED=1 OUT=${OUT:-/tmp/out} NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0
 mkdir -p "$OUT"
 log="$OUT/session.log"
