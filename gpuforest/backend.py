@@ -43,16 +43,17 @@ class SplitResult:
     left_totals: np.ndarray
     next_bin: np.ndarray
 
+    @staticmethod
+    def specs(n_nodes, n_slots):
+        """``(shape, dtype)`` of each field, in ``outputs`` order."""
+        return [
+            ((n_nodes,), np.float64), ((n_nodes,), np.int32), ((n_nodes,), np.int32), ((n_nodes,), np.bool_),
+            ((n_nodes, n_slots), np.int64), ((n_nodes,), np.int32),
+        ]
+
     @classmethod
     def empty(cls, n_nodes, n_slots):
-        return cls(
-            gain=np.empty(n_nodes),
-            feature=np.empty(n_nodes, dtype=np.int32),
-            bin=np.empty(n_nodes, dtype=np.int32),
-            missing_left=np.empty(n_nodes, dtype=bool),
-            left_totals=np.empty((n_nodes, n_slots), dtype=np.int64),
-            next_bin=np.empty(n_nodes, dtype=np.int32),
-        )
+        return cls(*(np.empty(shape, dtype=dtype) for shape, dtype in cls.specs(n_nodes, n_slots)))
 
     def outputs(self):
         return self.gain, self.feature, self.bin, self.missing_left, self.left_totals, self.next_bin
@@ -165,7 +166,7 @@ class Backend:
 
     def to_device_many(self, *arrays):
         """``to_device`` of each array (None stays None)."""
-        return tuple(None if array is None else self.to_device(array) for array in arrays)
+        return tuple([None if array is None else self.to_device(array) for array in arrays])
 
     def histogram_bins(self, X_binned):
         """``X_binned`` as the histogram kernel reads it: the same array (a warp reads one feature of
@@ -281,8 +282,7 @@ class Backend:
 
     def _split_result(self, n_nodes, n_slots, launch):
         """The split outputs, filled on the device by ``launch(outputs)``, at home."""
-        outputs = SplitResult.empty(n_nodes, n_slots).outputs()
-        return SplitResult(*self._fetched_outputs([(array.shape, array.dtype) for array in outputs], launch))
+        return SplitResult(*self._fetched_outputs(SplitResult.specs(n_nodes, n_slots), launch))
 
     def find_best_splits_from_histograms(
         self, hist, hist_rows, totals, feature_mask, bin_mapper, stats, min_samples_leaf, min_weight_leaf,
