@@ -239,7 +239,8 @@ class Backend:
     def node_totals(self, rows, node_start, node_stop, node_tree, n_slots):
         totals = self.xp.empty((node_start.shape[0], n_slots), dtype=np.int64)
         self.kernels.histogram.node_totals(
-            rows.sample_indices, *self.to_device_many(node_start, node_stop, node_tree), rows.sample_counts, rows.row_slot, rows.row_stats, rows.stats_stride, totals, unit_counts=rows.unit_counts,
+            rows.sample_indices, *self.to_device_many(node_start, node_stop, node_tree), rows.sample_counts,
+            rows.row_slot, rows.row_stats, rows.stats_stride, totals, unit_counts=rows.unit_counts,
         )
         return self.to_host(totals)
 
@@ -290,15 +291,15 @@ class Backend:
     ):
         """Best split per node; ``threshold_draws`` (n_nodes, n_features) draws random thresholds."""
         draws = self._threshold_draws_or_best(threshold_draws, feature_mask.shape[1])
-        node_arrays = self.to_device_many(
+        hist_rows, totals, feature_mask, n_bins_non_missing, inv_scales, min_weight_leaf = self.to_device_many(
             hist_rows, totals, feature_mask, bin_mapper.n_bins_non_missing_, stats.inv_scales, min_weight_leaf
         )
         return self._split_result(
             hist_rows.shape[0],
             totals.shape[1],
             lambda outputs: self.kernels.splitting.find_best_splits_from_histograms(
-                hist, *node_arrays[:3], draws, node_arrays[3], bin_mapper.missing_bin, stats.criterion,
-                node_arrays[4], stats.regularization, min_samples_leaf, node_arrays[5], *outputs,
+                hist, hist_rows, totals, feature_mask, draws, n_bins_non_missing, bin_mapper.missing_bin,
+                stats.criterion, inv_scales, stats.regularization, min_samples_leaf, min_weight_leaf, *outputs,
             ),
         )
 

@@ -3,7 +3,8 @@
 ``node_values``: one thread per node (grid-stride), calling ``common``'s
 ``node_weight``, ``node_impurity`` and ``slot_value`` as device functions.
 ``add_leaf_values``: one thread per row (grid-stride). ``add_range_values``: one
-thread per position (grid-stride), its range by a binary search in ``boundaries``.
+thread per position (grid-stride), its range by a binary search in ``boundaries``
+(``histogram._node_of_chunk``).
 """
 
 import numpy as np
@@ -11,6 +12,7 @@ from numba import cuda, types
 
 from ..common import MISCLASSIFICATION, NEWTON, PARENT, node_impurity, node_weight, slot_value, threshold_l1
 from . import jit_kernel
+from .histogram import _node_of_chunk
 from .launch import BLOCK_SIZE, elementwise_config
 
 
@@ -71,17 +73,8 @@ def add_leaf_values(raw, score_idx, rows, leaves, values):
 
 def _add_range_values_kernel(raw, score_idx, rows, boundaries, values):
     n_ranges = values.shape[0]
-    first = boundaries[0]
-    for p in range(first + cuda.grid(1), boundaries[n_ranges], cuda.gridsize(1)):
-        low = 0  # the last range starting at or before p
-        high = n_ranges - 1
-        while low < high:
-            middle = (low + high + 1) >> 1
-            if boundaries[middle] <= p:
-                low = middle
-            else:
-                high = middle - 1
-        raw[rows[p], score_idx] += values[low]
+    for p in range(boundaries[0] + cuda.grid(1), boundaries[n_ranges], cuda.gridsize(1)):
+        raw[rows[p], score_idx] += values[_node_of_chunk(boundaries, n_ranges, p)]
 
 
 _add_range_values = jit_kernel(_add_range_values_kernel)

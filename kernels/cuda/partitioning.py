@@ -137,7 +137,9 @@ def apply_splits(
     tile_left = array_namespace(node_start).empty(n_blocks, dtype=sample_indices.dtype)
     split = (split_feature, split_bin, split_missing_left, missing_bin)
     count_left, scatter, copy_back = (kernel for _, kernel in _partition_kernels(threads))
-    count_left[n_blocks, threads](X_binned, sample_indices, node_start, node_stop, *split, offsets, tile_rows, tile_left)
+    count_left[n_blocks, threads](
+        X_binned, sample_indices, node_start, node_stop, *split, offsets, tile_rows, tile_left
+    )
     scatter[n_blocks, threads](
         X_binned, sample_indices, scratch, node_start, node_stop, n_left, *split, offsets, tile_rows, tile_left
     )
