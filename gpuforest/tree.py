@@ -6,12 +6,24 @@ leaves), so code written against ``tree_`` works, plus what binned training
 and later split kinds need:
 
 - ``bin_threshold``: the split's bin, so a tree can route binned rows;
-- ``split_type``: ``NUMERIC`` (``x <= threshold``) for every split today;
-  the children of a split node are numbered consecutively
-  (``children_right == children_left + 1``), which prediction relies on;
-  categorical subset splits and multiway (ID3) splits will add their own
-  codes and side arrays (a category bitset per node, a child list per node)
-  without changing the existing arrays.
+- ``split_type``, the kind of each split (the children of a split node are
+  numbered consecutively, which prediction relies on):
+
+  - ``NUMERIC``: ``x[feature] <= threshold`` goes to ``children_left``, the
+    rest to ``children_right == children_left + 1``;
+  - ``CATEGORICAL``: ``x[feature]`` is a category code, an integer in
+    ``[0, MAX_CATEGORIES)`` (categorical bins are the codes themselves); code
+    ``c`` goes left when bit ``c % 32`` of ``category_bitset[node, c // 32]``
+    is set, else right (``children_left + 1``);
+  - ``MULTIWAY``: one child per code, ``children_left + c`` for code ``c``,
+    ``c <= children_right - children_left``;
+
+  a missing value (NaN) and a value that is no valid code (negative, not an
+  integer, too large) go where ``missing_go_to_left`` says at a
+  ``CATEGORICAL`` split, and stop at a ``MULTIWAY`` node (its value is the
+  prediction).
+- ``category_bitset``: (node_count, CATEGORY_WORDS) uint32, the left
+  categories of ``CATEGORICAL`` splits; zero elsewhere.
 
 For prediction, ``pack_forest`` concatenates many trees' node arrays, and
 ``pack_complete_forest`` lays trees of bounded depth out as complete binary
@@ -26,6 +38,11 @@ import scipy.sparse
 TREE_LEAF = -1
 TREE_UNDEFINED = -2
 NUMERIC = 0
+CATEGORICAL = 1
+MULTIWAY = 2
+# Category codes are bins: at most 256, in 8 words of 32 bits per node.
+MAX_CATEGORIES = 256
+CATEGORY_WORDS = MAX_CATEGORIES // 32
 
 # Deepest tree that ``pack_complete_forest`` lays out as a complete binary tree: 2**(depth + 1)
 # slots of 17 bytes each, 35 KiB per tree at depth 10.
@@ -47,6 +64,8 @@ class Tree:
     missing_go_to_left : ndarray of shape (node_count,), dtype bool
         Where missing values (NaN) go.
     split_type : ndarray of shape (node_count,), dtype uint8
+        ``NUMERIC``, ``CATEGORICAL`` or ``MULTIWAY`` (see the module docstring).
+    category_bitset : ndarray of shape (node_count, CATEGORY_WORDS), dtype uint32
     value : ndarray of shape (node_count, 1, n_values), dtype float64
         Class proportions (classification) or the mean target (regression).
     impurity, weighted_n_node_samples : ndarray of shape (node_count,), dtype float64
@@ -66,6 +85,7 @@ class Tree:
         self.bin_threshold = bin_threshold
         self.missing_go_to_left = missing_go_to_left
         self.split_type = np.full(children_left.shape[0], NUMERIC, dtype=np.uint8)
+        self.category_bitset = np.zeros((children_left.shape[0], CATEGORY_WORDS), dtype=np.uint32)
         self.value = value
         self.impurity = impurity
         self.n_node_samples = n_node_samples
