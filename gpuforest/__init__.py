@@ -1,5 +1,6 @@
 """gpuforest: tree ensembles on the GPU and the CPU with scikit-learn's API."""
 
+from . import datasets, information
 from .adaboost import AdaBoostClassifier, AdaBoostRegressor
 from .bagging import BaggingClassifier, BaggingRegressor
 from .boosting import GradientBoostingClassifier, GradientBoostingRegressor
@@ -14,5 +15,6 @@ __all__ = [
     "VotingClassifier", "VotingRegressor", "RandomForestClassifier", "RandomForestRegressor",
     "ExtraTreesClassifier", "ExtraTreesRegressor", "BaggingClassifier", "BaggingRegressor",
     "GradientBoostingClassifier", "GradientBoostingRegressor", "AdaBoostClassifier", "AdaBoostRegressor",
+    "datasets", "information",
 ]
 __version__ = "0.1.0"
