@@ -116,8 +116,8 @@ class _Section(NamedTuple):
 
 
 def _members(estimator):
-    """The fitted trees of ``estimator`` as ``_Member``s, its feature count, its classes (None: not a
-    classifier) and whether it is an ensemble."""
+    """The fitted trees of ``estimator`` as ``_Member``s (a ``TypeError`` for a member that is no gpuforest
+    tree), its feature count, its classes (None: not a classifier) and whether it is an ensemble."""
     if isinstance(estimator, Tree):
         # A bare tree of more than one value per node holds class proportions.
         n_values = estimator.value.shape[2]
@@ -365,12 +365,6 @@ def _subtree_depth(tree, node):
     return 1 + max((_subtree_depth(tree, child) for child in _children(tree, node)), default=0)
 
 
-def _join_sections(texts, sections, headed):
-    if not headed:
-        return "".join(texts)
-    return "\n".join(f"{section.title}\n{text}" for section, text in zip(sections, texts))
-
-
 # --- text -----------------------------------------------------------------------------------------------
 
 
@@ -422,7 +416,9 @@ def export_text(
     """
     sections, headed = _sections(estimator, tree_index, feature_names, class_names, category_names, "feature_{}")
     texts = [_section_text(section, max_depth, spacing, decimals, show_weights) for section in sections]
-    return _join_sections(texts, sections, headed)
+    if not headed:
+        return "".join(texts)
+    return "\n".join(f"{section.title}\n{text}" for section, text in zip(sections, texts))
 
 
 def _section_text(section, max_depth, spacing, decimals, show_weights):
@@ -542,15 +538,13 @@ class _Drawing:
             if split is None:
                 return
             position = len(drawn) - 1
-            multiway = tree.split_type[node] == MULTIWAY
-            for branch, (child, relation) in enumerate(zip(split.children, split.relations)):
-                truncated = self.max_depth is not None and depth + 1 > self.max_depth
-                if multiway:
-                    label = relation
-                elif parent == -1 and not truncated:  # scikit-learn's True/False under the root
-                    label = "True" if branch == 0 else "False"
-                else:
-                    label = None
+            if tree.split_type[node] == MULTIWAY:
+                labels = split.relations
+            elif parent == -1 and (self.max_depth is None or self.max_depth > 0):
+                labels = ["True", "False"]  # scikit-learn's, under a root whose children are drawn in full
+            else:
+                labels = [None, None]
+            for child, label in zip(split.children, labels):
                 visit(child, depth + 1, position, label)
 
         visit(0, 0, -1, None)
@@ -898,7 +892,8 @@ class Rule(NamedTuple):
     n_samples : int
         Training rows that reach the leaf.
     weight : float
-        Their weight (gradient boosting: their hessian sum).
+        Their weight: a forest's bootstrap counts a row as often as it is
+        drawn; gradient boosting's is the rows' hessian sum.
     support : float
         ``weight`` over the root's.
     """

@@ -249,6 +249,10 @@ def test_export_text_renders_multiway_and_categorical_splits():
         "|   |--- Windy not in {false}\n"
         "|   |   |--- class: no\n"
     )
+    by_position = [["sunny", "overcast", "rainy"], None, None, ["false", "true"]]  # a list per feature
+    assert export_text(_weather_tree(), **dict(WEATHER_NAMES, category_names=by_position)) == export_text(
+        _weather_tree(), **WEATHER_NAMES
+    )
     # Without names: features feature_i, categories their codes, classes 0 .. n_values - 1.
     assert export_text(_weather_tree(), max_depth=0) == (
         "|--- feature_0 = 0\n"
@@ -378,6 +382,23 @@ def test_ensemble_sections_are_its_members(make):
         assert f'subgraph cluster_{index} {{\nlabel="tree {index}" ;\n{shifted}\n}}' in dot
         offset += member.tree_.node_count
     assert export_graphviz(model, tree_index=0) == export_graphviz(members[0])
+
+
+def test_plot_tree_draws_each_member_on_its_own_axes():
+    pyplot = pytest.importorskip("matplotlib.pyplot")
+    X, y, _, _ = _data()
+    model = gpuforest.RandomForestClassifier(n_estimators=2, max_depth=2, random_state=0, device="cpu").fit(X, y)
+    figure, axes = pyplot.subplots(1, 2)
+    try:
+        annotations = plot_tree(model, ax=axes, fontsize=6)
+        texts = [[a.get_text() for a in annotations if a.axes is axis] for axis in axes]
+        assert [axis.get_title() for axis in axes] == ["tree 0", "tree 1"]
+        for index, member in enumerate(model.estimators_):
+            assert texts[index] == [a.get_text() for a in plot_tree(member, ax=axes[index], fontsize=6)]
+        with pytest.raises(ValueError, match="ax holds 1 Axes for 2 trees"):
+            plot_tree(model, ax=axes[:1])
+    finally:
+        pyplot.close(figure)
 
 
 def test_gradient_boosting_trees_show_raw_score_leaves():
