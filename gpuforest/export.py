@@ -691,7 +691,7 @@ def export_graphviz(
     offset = 0
     for section in sections:
         if headed:
-            lines += [f"subgraph cluster_{section.index} {{", f'label="{section.title}" ;']
+            lines += [f"subgraph cluster_{section.index} {{", f'label="{_dot_escape(section.title)}" ;']
         lines += _dot_lines(drawing.nodes(section), offset, rotate)
         if headed:
             lines.append("}")
@@ -707,6 +707,10 @@ def export_graphviz(
     return None
 
 
+def _dot_escape(text):
+    return text.replace('"', '\\"')
+
+
 def _dot_lines(drawn, offset, rotate):
     """DOT statements of one tree's drawn nodes and edges, node ids ``offset + node``."""
     # scikit-learn's angles of the True/False labels at the root's edges.
@@ -714,7 +718,7 @@ def _dot_lines(drawn, offset, rotate):
     lines = []
     for box in drawn:
         node_id = offset + box.node
-        text = "\\n".join(line.replace('"', '\\"') for line in box.lines)
+        text = "\\n".join(_dot_escape(line) for line in box.lines)
         fill = "" if box.fill is None else f', fillcolor="{box.fill}"'
         lines.append(f'{node_id} [label="{text}"{fill}] ;')
         if box.parent < 0:
@@ -723,7 +727,7 @@ def _dot_lines(drawn, offset, rotate):
         if box.edge_label in angles:
             edge += f' [labeldistance=2.5, labelangle={angles[box.edge_label]}, headlabel="{box.edge_label}"]'
         elif box.edge_label is not None:
-            edge += ' [label="{}"]'.format(box.edge_label.replace('"', '\\"'))
+            edge += f' [label="{_dot_escape(box.edge_label)}"]'
         lines.append(edge + " ;")
     return lines
 
