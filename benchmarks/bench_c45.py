@@ -419,7 +419,8 @@ def _markdown(report):
         f"Stratified {result['folds']}-fold cross-validation (shuffled, seed {result['seed']}), the same folds for "
         "every learner: J48 reads each fold's rows from ARFF files, gpuforest gets them as arrays (nominal attributes "
         "as category codes, missing values as NaN). Test error: percent of the rows misclassified by the model of "
-        "the fold that held them out. Nodes (J48's \"Size of the tree\", every node) and leaves: means over the folds.",
+        "the fold that held them out. Nodes (J48's \"Size of the tree\", every node) and leaves: means over the folds. "
+        "Averages: unweighted means over the data sets (their ratios to J48: ratios of the means).",
     ]
     if missing:
         lines.append(f"{100 * missing:g}% of the attribute values removed at random (seed {result['seed']}) "
