@@ -150,11 +150,13 @@ def parse_arff(text, name):
         if not line or line.startswith("%"):
             continue
         if in_data:
+            if line.startswith("{"):
+                raise ValueError(f"ARFF line {number}: sparse rows are not supported")
             fields = split_fields(line)
-            if line.startswith("{") or len(fields) != len(attributes):
+            if len(fields) != len(attributes):
                 raise ValueError(
-                    f"ARFF line {number}: {len(fields)} fields for {len(attributes)} attributes (sparse rows "
-                    "and instance weights are not supported)"
+                    f"ARFF line {number}: {len(fields)} fields for {len(attributes)} attributes (instance "
+                    "weights are not supported)"
                 )
             rows.append(fields)
         elif line.lower().startswith("@attribute"):
@@ -168,8 +170,8 @@ def parse_arff(text, name):
     if np.isnan(y).any():
         raise ValueError(f"ARFF {name}: missing class values are not supported")
     X = np.column_stack(columns) if columns else np.empty((len(rows), 0))
-    names, categories = [list(column) for column in zip(*attributes[:-1])] or ([], [])
-    return Dataset(name, X, y.astype(np.int64), names, categories, attributes[-1][0], attributes[-1][1])
+    names, categories = [name for name, _ in attributes[:-1]], [values for _, values in attributes[:-1]]
+    return Dataset(name, X, y.astype(np.int64), names, categories, *attributes[-1])
 
 
 def _parse_attribute(line, number):
@@ -257,6 +259,7 @@ def parse_j48_output(text):
 
 def run_j48(weka_jar, train_path, test_path):
     """J48 with ``J48_OPTIONS`` trained on one ARFF file and tested on another: ``parse_j48_output``'s dict."""
+    # -v: no evaluation on the training data, whose figures the parser would have to skip.
     command = [
         "java", "-cp", str(weka_jar), "weka.classifiers.trees.J48", *J48_OPTIONS, "-v",
         "-t", str(train_path), "-T", str(test_path),

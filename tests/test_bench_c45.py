@@ -81,6 +81,7 @@ def test_arff_text_reads_back_as_the_chosen_rows():
         ("@attribute a numeric\n@attribute c {x}\n@data\n1,?\n", "missing class values"),
         ("@attribute a {p,q}\n@attribute c numeric\n@data\np,1\n", "class, must be nominal"),
         ("@attribute a {p,q}\n@attribute c {x}\n@data\n'p,x\n", "unbalanced quotes"),
+        ("@attribute a {p,q}\n@attribute c {x}\n@data\n{0 q}\n", "sparse rows"),
     ],
 )
 def test_parse_arff_rejects_what_it_does_not_read(text, message):
