@@ -17,7 +17,8 @@ from test_sklearn_agreement import SHALLOW_DATA, _load
 
 import gpuforest
 from gpuforest.backend import get_backend
-from gpuforest.pruning import cost_complexity_path, prune_cost_complexity
+from gpuforest.pruning import cost_complexity_path, prune_chi_square, prune_cost_complexity, split_p_values
+from gpuforest.tree import MULTIWAY, Tree
 
 # --- helpers --------------------------------------------------------------------------------------
 
@@ -371,3 +372,83 @@ def test_mdl_pruning_matches_the_naive_coding():
     kept = _naive_mdl_kept(grown.tree_, X, y, weight)
     assert 2 <= len(kept) < grown.tree_.node_count // 4
     _assert_pruned_from(pruned.tree_, grown.tree_, kept)
+
+
+# --- n-ary nodes ----------------------------------------------------------------------------------
+
+
+def _multiway_tree():
+    """A root with three children (a MULTIWAY split on feature 0); its second and third children split in two.
+
+    Leaves' class counts: node 1 (10, 0), node 4 (0, 5), node 5 (4, 1), node 6 (1, 6), node 7 (0, 3).
+    """
+    counts = np.array([[15, 15], [10, 0], [4, 6], [1, 9], [0, 5], [4, 1], [1, 6], [0, 3]], dtype=np.float64)
+    weight = counts.sum(axis=1)
+    proportions = counts / weight[:, None]
+    leaf, undefined = -1, -2
+    tree = Tree(
+        n_features=2,
+        children_left=np.array([1, leaf, 4, 6, leaf, leaf, leaf, leaf], dtype=np.int32),
+        children_right=np.array([3, leaf, 5, 7, leaf, leaf, leaf, leaf], dtype=np.int32),
+        feature=np.array([0, undefined, 1, 1, undefined, undefined, undefined, undefined], dtype=np.int32),
+        threshold=np.array([undefined, undefined, 0.5, 1.5, undefined, undefined, undefined, undefined]),
+        bin_threshold=np.array([undefined, undefined, 0, 1, undefined, undefined, undefined, undefined], dtype=np.int32),
+        missing_go_to_left=np.zeros(8, dtype=bool),
+        value=proportions[:, None, :],
+        impurity=1.0 - np.sum(proportions**2, axis=1),
+        n_node_samples=weight.astype(np.int64),
+        weighted_n_node_samples=weight,
+        depth=np.array([0, 1, 1, 1, 2, 2, 2, 2], dtype=np.int64),
+    )
+    tree.split_type[0] = MULTIWAY
+    return tree
+
+
+def _naive_weakest_link_path(tree):
+    """Breiman et al.'s weakest-link cutting on a dict of children lists: (alphas, impurities, kept splits after each step)."""
+    children = {node: _children(tree, node) if tree.children_left[node] != -1 else [] for node in range(tree.node_count)}
+    risk = tree.weighted_n_node_samples * tree.impurity / tree.weighted_n_node_samples[0]
+
+    def leaves(node):
+        return [node] if not children[node] else [leaf for child in children[node] for leaf in leaves(child)]
+
+    def splits(node):
+        return [] if not children[node] else [node] + [split for child in children[node] for split in splits(child)]
+
+    alphas, impurities, kept = [0.0], [risk[leaves(0)].sum()], [set(splits(0))]
+    while children[0]:
+        alpha, weakest = min(
+            ((risk[node] - risk[leaves(node)].sum()) / (len(leaves(node)) - 1), node) for node in splits(0)
+        )
+        children[weakest] = []
+        alphas.append(alpha)
+        impurities.append(risk[leaves(0)].sum())
+        kept.append(set(splits(0)))
+    return np.array(alphas), np.array(impurities), kept
+
+
+def test_cost_complexity_pruning_of_a_multiway_tree_is_the_weakest_link_cutting():
+    tree = _multiway_tree()
+    alphas, impurities, kept = _naive_weakest_link_path(tree)
+    path = cost_complexity_path(tree)
+    assert alphas.shape == (4,)
+    np.testing.assert_allclose(path[0], alphas, rtol=1e-12)
+    np.testing.assert_allclose(path[1], impurities, rtol=1e-12)
+    for step in range(1, 4):
+        pruned = prune_cost_complexity(tree, (alphas[step - 1] + alphas[step]) / 2)
+        _assert_pruned_from(pruned, tree, kept[step - 1])
+        internal = np.flatnonzero(pruned.children_left != -1)
+        assert np.all(pruned.children_left[internal] > internal)  # breadth-first, children after parents
+
+
+def test_chi_square_p_values_of_a_multiway_tree_are_scipys():
+    tree = _multiway_tree()
+    expected = np.ones(tree.node_count)
+    for node in (0, 2, 3):
+        table = np.array([tree.value[c, 0] * tree.weighted_n_node_samples[c] for c in _children(tree, node)])
+        expected[node] = scipy.stats.chi2_contingency(table[:, table.sum(axis=0) > 0], correction=False).pvalue
+    np.testing.assert_allclose(split_p_values(tree), expected, rtol=1e-10)
+    for significance in (0.001, 0.05):
+        assert expected[0] < significance  # the root stays; its children's splits by their own test
+        kept = {0} | {node for node in (2, 3) if expected[node] < significance}
+        _assert_pruned_from(prune_chi_square(tree, significance), tree, kept)
