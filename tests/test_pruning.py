@@ -390,9 +390,9 @@ def _multiway_tree():
         n_features=2,
         children_left=np.array([1, leaf, 4, 6, leaf, leaf, leaf, leaf], dtype=np.int32),
         children_right=np.array([3, leaf, 5, 7, leaf, leaf, leaf, leaf], dtype=np.int32),
-        feature=np.array([0, undefined, 1, 1, undefined, undefined, undefined, undefined], dtype=np.int32),
-        threshold=np.array([undefined, undefined, 0.5, 1.5, undefined, undefined, undefined, undefined]),
-        bin_threshold=np.array([undefined, undefined, 0, 1, undefined, undefined, undefined, undefined], dtype=np.int32),
+        feature=np.array([0, undefined, 1, 1] + [undefined] * 4, dtype=np.int32),
+        threshold=np.array([undefined, undefined, 0.5, 1.5] + [undefined] * 4, dtype=np.float64),
+        bin_threshold=np.array([undefined, undefined, 0, 1] + [undefined] * 4, dtype=np.int32),
         missing_go_to_left=np.zeros(8, dtype=bool),
         value=proportions[:, None, :],
         impurity=1.0 - np.sum(proportions**2, axis=1),
@@ -405,8 +405,10 @@ def _multiway_tree():
 
 
 def _naive_weakest_link_path(tree):
-    """Breiman et al.'s weakest-link cutting on a dict of children lists: (alphas, impurities, kept splits after each step)."""
-    children = {node: _children(tree, node) if tree.children_left[node] != -1 else [] for node in range(tree.node_count)}
+    """Breiman et al.'s weakest-link cutting on lists of children: (alphas, impurities, splits kept after each step)."""
+    children = {node: [] for node in range(tree.node_count)}
+    for node in np.flatnonzero(tree.children_left != -1):
+        children[node] = _children(tree, node)
     risk = tree.weighted_n_node_samples * tree.impurity / tree.weighted_n_node_samples[0]
 
     def leaves(node):
