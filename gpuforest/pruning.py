@@ -412,9 +412,8 @@ def prune_validation(tree, X, y, sample_weight, backend, classification):
 
     A split node is cut when its children as leaves (plus the rows no child
     takes) lose at least as much on the validation rows as the node as a leaf
-    (within ``TIE_TOLERANCE``);
-    the first such node on a path becomes a leaf (pre-pruning, see the module
-    docstring). Arguments as ``validation_losses``.
+    (within ``TIE_TOLERANCE``); the first such node on a path becomes a leaf
+    (pre-pruning, see the module docstring). Arguments as ``validation_losses``.
     """
     as_leaf, stopping = validation_losses(tree, X, y, sample_weight, backend, classification)
     internal = np.flatnonzero(tree.children_left != TREE_LEAF)
