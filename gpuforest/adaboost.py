@@ -44,6 +44,7 @@ from .decision_tree import (
     validate_predict_data,
 )
 from .grower import TreeGrower
+from .pruning import prunes
 from .statistics import classification_statistics
 
 EPSILON = np.finfo(np.float64).eps
@@ -217,7 +218,8 @@ class AdaBoostClassifier(_WeightBoosting, _SklearnAdaBoostClassifier):
         # Exactly the gpuforest tree: a subclass may fit differently.
         if type(self.estimator_) is DecisionTreeClassifier and self.estimator_.class_weight is None:
             self.estimator_._validate_params()  # as its fit, which is not called, would
-            return _BinnedTreeFitter(X, self.classes_, y_encoded, sample_weight > 0)
+            if not prunes(self.estimator_):  # pruning happens in the tree's own fit
+                return _BinnedTreeFitter(X, self.classes_, y_encoded, sample_weight > 0)
         if has_fit_parameter(self.estimator_, "sample_weight"):
             return lambda member, sample_weight, random_state: member.fit(X, y, sample_weight=sample_weight)
         return partial(_fit_on_resample, X=X, y=y)

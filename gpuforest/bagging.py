@@ -25,7 +25,7 @@ from .voting import VOTING_STRATEGIES, combine_votes, predict_from_votes
 # Tree parameters a batched forest takes over from the base tree.
 _TREE_PARAMETERS = (
     "criterion", "max_depth", "min_samples_split", "min_samples_leaf", "min_weight_fraction_leaf", "max_features",
-    "max_leaf_nodes", "min_impurity_decrease", "max_bins", "device",
+    "max_leaf_nodes", "min_impurity_decrease", "ccp_alpha", "pruning", "validation_fraction", "max_bins", "device",
 )
 
 
@@ -163,7 +163,7 @@ class BaggingClassifier(_BatchedTreeBagging, _SklearnBaggingClassifier):
         tree = self._get_estimator()
         return dict(
             super()._forest_params(), class_weight=tree.class_weight, voting=self.voting,
-            reject_label=self.reject_label,
+            reject_label=self.reject_label, min_split_significance=tree.min_split_significance,
         )
 
     def _member_proba(self, X):

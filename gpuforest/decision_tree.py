@@ -6,11 +6,12 @@ shared level-wise grower; scikit-learn's splitting rules (midpoint thresholds,
 ``min_*`` constraints, best-first growth with ``max_leaf_nodes``) are kept.
 """
 
+from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils import check_random_state, compute_sample_weight
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
+from sklearn.utils import Bunch, check_random_state, compute_sample_weight
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
@@ -18,6 +19,14 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from .backend import DEVICES, get_backend
 from .binning import BinMapper
 from .grower import GrowthParams, TreeGrower
+from .pruning import (
+    CLASSIFIER_PRUNING_CONSTRAINTS,
+    REGRESSOR_PRUNING_CONSTRAINTS,
+    check_pruning_params,
+    cost_complexity_path,
+    prune_grown_tree,
+    validation_split,
+)
 from .statistics import (
     CLASSIFICATION_CRITERIA,
     REGRESSION_CRITERIA,
@@ -115,6 +124,14 @@ def encode_classes(y):
     return np.unique(y, return_inverse=True)
 
 
+def encode_labels(classes, y):
+    """Index in ``classes`` (sorted) of each label of ``y``; a label not in ``classes`` raises ValueError."""
+    index = np.searchsorted(classes, y)
+    if np.any(index >= classes.shape[0]) or np.any(classes[np.minimum(index, classes.shape[0] - 1)] != y):
+        raise ValueError("y holds labels that were not seen in fit.")
+    return index
+
+
 class AllowNaNMixin:
     """Tells scikit-learn's checks that X may hold NaN (missing values are learned)."""
 
@@ -131,7 +148,8 @@ class BaseDecisionTree(AllowNaNMixin, BaseEstimator):
 
     def __init__(
         self, *, criterion, splitter, max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf,
-        max_features, random_state, max_leaf_nodes, min_impurity_decrease, max_bins, device,
+        max_features, random_state, max_leaf_nodes, min_impurity_decrease, ccp_alpha, pruning, validation_fraction,
+        max_bins, device,
     ):
         self.criterion = criterion
         self.splitter = splitter
@@ -143,11 +161,14 @@ class BaseDecisionTree(AllowNaNMixin, BaseEstimator):
         self.random_state = random_state
         self.max_leaf_nodes = max_leaf_nodes
         self.min_impurity_decrease = min_impurity_decrease
+        self.ccp_alpha = ccp_alpha
+        self.pruning = pruning
+        self.validation_fraction = validation_fraction
         self.max_bins = max_bins
         self.device = device
 
-    def _grow(self, X, sample_weight, stats, n_values):
-        """Bin ``X`` and grow the tree on the rows with positive weight."""
+    def _grow(self, X, sample_weight, stats, n_values, validation):
+        """Bin ``X``, grow the tree on the rows with positive weight and prune it (``pruning.prune_grown_tree``)."""
         backend = get_backend(self.device)
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         params = growth_params(self, X.shape[0], X.shape[1], seed, random_thresholds=self.splitter == "random")
@@ -158,10 +179,30 @@ class BaseDecisionTree(AllowNaNMixin, BaseEstimator):
         )
         tree_offsets = np.array([0, sample_indices.shape[0]], dtype=np.int64)
         grower = TreeGrower(backend, rows, tree_offsets, self._bin_mapper, stats, n_values, params)
-        (self.tree_,) = grower.grow()
+        (tree,) = grower.grow()
+        self.tree_ = prune_grown_tree(self, tree, backend, X, sample_indices, validation)
         self.max_features_ = params.max_features
         self.device_ = backend.name
         return self
+
+    def _validation_split(self, X, y, sample_weight, eval_set, encode_target):
+        """``pruning.validation_split`` of the training data, after the checks of the pruning parameters."""
+        check_pruning_params(self)
+        validate_X = partial(validate_predict_data, self)
+        return validation_split(self, X, y, sample_weight, eval_set, encode_target, validate_X)
+
+    def cost_complexity_pruning_path(self, X, y, sample_weight=None):
+        """The minimal cost-complexity pruning path of the tree ``fit`` grows (scikit-learn's method).
+
+        Returns
+        -------
+        Bunch
+            ``ccp_alphas``: effective alphas of the nested subtrees, increasing;
+            ``impurities``: the sum of the leaves' weighted impurities of each.
+        """
+        estimator = clone(self).set_params(ccp_alpha=0.0).fit(X, y, sample_weight=sample_weight)
+        ccp_alphas, impurities = cost_complexity_path(estimator.tree_)
+        return Bunch(ccp_alphas=ccp_alphas, impurities=impurities)
 
     def _validate_X_predict(self, X):
         check_is_fitted(self, "tree_")
@@ -209,8 +250,23 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         uniformly between the node's lowest and highest occupied bins, and the
         best of those splits (extremely randomized trees, Geurts et al. 2006).
     max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf,
-    max_features, random_state, max_leaf_nodes, min_impurity_decrease, class_weight
-        As in ``sklearn.tree.DecisionTreeClassifier``.
+    max_features, random_state, max_leaf_nodes, min_impurity_decrease, class_weight, ccp_alpha
+        As in ``sklearn.tree.DecisionTreeClassifier``; ``ccp_alpha`` prunes the
+        grown tree as scikit-learn does (minimal cost-complexity pruning).
+    min_split_significance : float in (0, 1], default=None
+        Chi-square pre-pruning (Quinlan 1986): a split stays only if the
+        chi-square test of independence between branch and class on its
+        weighted class counts has a p-value below this. Not with ``max_leaf_nodes``.
+    pruning : {"reduced_error", "validation", "mdl"}, default=None
+        ``"reduced_error"``: reduced-error post-pruning (Quinlan 1987) on
+        validation data; ``"validation"``: a split stays only if it improves
+        the validation accuracy of its node (pre-pruning, not with
+        ``max_leaf_nodes``); ``"mdl"``: minimum description length pruning
+        (Mehta, Rissanen & Agrawal 1995). See ``gpuforest.pruning``.
+    validation_fraction : float or int, default=0.1
+        The validation data of ``"reduced_error"`` and ``"validation"`` without
+        ``fit(..., eval_set=...)``: a stratified split of the training data (a
+        fraction, or a number of rows) drawn by ``random_state``, left out of growth.
     max_bins : int, default=256
         Bins per feature, one of them for missing values. Features with fewer
         distinct values are split exactly at the midpoints between them.
@@ -230,6 +286,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
 
     _parameter_constraints = {
         **BaseDecisionTree._parameter_constraints,
+        **CLASSIFIER_PRUNING_CONSTRAINTS,
         "criterion": [StrOptions(set(CLASSIFICATION_CRITERIA))],
         "class_weight": [dict, list, StrOptions({"balanced"}), None],
     }
@@ -237,26 +294,36 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
     def __init__(
         self, *, criterion="gini", splitter="best", max_depth=None, min_samples_split=2, min_samples_leaf=1,
         min_weight_fraction_leaf=0.0, max_features=None, random_state=None, max_leaf_nodes=None,
-        min_impurity_decrease=0.0, class_weight=None, max_bins=256, device="auto",
+        min_impurity_decrease=0.0, class_weight=None, ccp_alpha=0.0, min_split_significance=None, pruning=None,
+        validation_fraction=0.1, max_bins=256, device="auto",
     ):
         super().__init__(
             criterion=criterion, splitter=splitter, max_depth=max_depth, min_samples_split=min_samples_split,
             min_samples_leaf=min_samples_leaf, min_weight_fraction_leaf=min_weight_fraction_leaf,
             max_features=max_features, random_state=random_state, max_leaf_nodes=max_leaf_nodes,
-            min_impurity_decrease=min_impurity_decrease, max_bins=max_bins, device=device,
+            min_impurity_decrease=min_impurity_decrease, ccp_alpha=ccp_alpha, pruning=pruning,
+            validation_fraction=validation_fraction, max_bins=max_bins, device=device,
         )
         self.class_weight = class_weight
+        self.min_split_significance = min_split_significance
 
-    def fit(self, X, y, sample_weight=None):
-        """Grow the tree on ``X`` (n_samples, n_features) and class labels ``y``."""
+    def fit(self, X, y, sample_weight=None, eval_set=None):
+        """Grow the tree on ``X`` (n_samples, n_features) and class labels ``y``.
+
+        ``eval_set=(X_val, y_val[, sample_weight_val])``: the validation data of
+        ``pruning="reduced_error" | "validation"`` instead of a split of ``X``.
+        """
         self._validate_params()
         X, y, sample_weight = validate_fit_data(self, X, y, sample_weight)
         self.classes_, y_encoded = encode_classes(y)
         self.n_classes_ = self.classes_.shape[0]
+        X, y_encoded, sample_weight, validation = self._validation_split(
+            X, y_encoded, sample_weight, eval_set, partial(encode_labels, self.classes_)
+        )
         if self.class_weight is not None:
             sample_weight = sample_weight * compute_sample_weight(self.class_weight, y_encoded)
         stats = classification_statistics(self.criterion, y_encoded, self.n_classes_, sample_weight)
-        return self._grow(X, sample_weight, stats, self.n_classes_)
+        return self._grow(X, sample_weight, stats, self.n_classes_, validation)
 
     def predict_proba(self, X):
         """Class proportions of each sample's leaf, shape (n_samples, n_classes)."""
@@ -281,8 +348,12 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
     splitter : {"best", "random"}, default="best"
         As in ``DecisionTreeClassifier``.
     max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf,
-    max_features, random_state, max_leaf_nodes, min_impurity_decrease
+    max_features, random_state, max_leaf_nodes, min_impurity_decrease, ccp_alpha
         As in ``sklearn.tree.DecisionTreeRegressor``.
+    pruning : {"reduced_error", "validation"}, default=None
+        As in ``DecisionTreeClassifier``, on the validation squared error.
+    validation_fraction : float or int, default=0.1
+        As in ``DecisionTreeClassifier`` (a random split, not stratified).
     max_bins : int, default=256
     device : {"auto", "cpu", "cuda"}, default="auto"
 
@@ -294,23 +365,26 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
 
     _parameter_constraints = {
         **BaseDecisionTree._parameter_constraints,
+        **REGRESSOR_PRUNING_CONSTRAINTS,
         "criterion": [StrOptions(set(REGRESSION_CRITERIA))],
     }
 
     def __init__(
         self, *, criterion="squared_error", splitter="best", max_depth=None, min_samples_split=2,
         min_samples_leaf=1, min_weight_fraction_leaf=0.0, max_features=None, random_state=None, max_leaf_nodes=None,
-        min_impurity_decrease=0.0, max_bins=256, device="auto",
+        min_impurity_decrease=0.0, ccp_alpha=0.0, pruning=None, validation_fraction=0.1, max_bins=256,
+        device="auto",
     ):
         super().__init__(
             criterion=criterion, splitter=splitter, max_depth=max_depth, min_samples_split=min_samples_split,
             min_samples_leaf=min_samples_leaf, min_weight_fraction_leaf=min_weight_fraction_leaf,
             max_features=max_features, random_state=random_state, max_leaf_nodes=max_leaf_nodes,
-            min_impurity_decrease=min_impurity_decrease, max_bins=max_bins, device=device,
+            min_impurity_decrease=min_impurity_decrease, ccp_alpha=ccp_alpha, pruning=pruning,
+            validation_fraction=validation_fraction, max_bins=max_bins, device=device,
         )
 
-    def fit(self, X, y, sample_weight=None):
-        """Grow the tree on ``X`` (n_samples, n_features) and real targets ``y``."""
+    def fit(self, X, y, sample_weight=None, eval_set=None):
+        """Grow the tree on ``X`` (n_samples, n_features) and real targets ``y``; ``eval_set`` as the classifier's."""
         self._validate_params()
         X, y, sample_weight = validate_fit_data(self, X, y, sample_weight)
         y = np.asarray(y, dtype=np.float64)
@@ -319,8 +393,11 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
                 raise ValueError("Some value(s) of y are negative which is not allowed for Poisson regression.")
             if not np.sum(y * sample_weight) > 0:
                 raise ValueError("Sum of y is not positive which is necessary for Poisson regression.")
+        X, y, sample_weight, validation = self._validation_split(
+            X, y, sample_weight, eval_set, partial(np.asarray, dtype=np.float64)
+        )
         stats = regression_statistics(self.criterion, y, sample_weight)
-        return self._grow(X, sample_weight, stats, 1)
+        return self._grow(X, sample_weight, stats, 1, validation)
 
     def predict(self, X):
         """Mean target of each sample's leaf, shape (n_samples,)."""

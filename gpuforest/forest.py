@@ -16,6 +16,7 @@ out-of-bag pass regenerates them instead of keeping them.
 """
 
 import warnings
+from functools import partial
 from numbers import Integral
 
 import numpy as np
@@ -34,11 +35,21 @@ from .decision_tree import (
     DecisionTreeClassifier,
     DecisionTreeRegressor,
     encode_classes,
+    encode_labels,
     growth_params,
     validate_fit_data,
     validate_predict_data,
 )
 from .grower import TreeGrower
+from .pruning import (
+    CLASSIFIER_PRUNING_CONSTRAINTS,
+    REGRESSOR_PRUNING_CONSTRAINTS,
+    check_pruning_params,
+    prune_grown_tree,
+    prunes,
+    uses_validation,
+    validation_split,
+)
 from .statistics import (
     CLASSIFICATION_CRITERIA,
     REGRESSION_CRITERIA,
@@ -78,7 +89,7 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
     def __init__(
         self, *, n_estimators, criterion, max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf,
         max_features, max_leaf_nodes, min_impurity_decrease, bootstrap, oob_score, n_jobs, random_state, verbose,
-        warm_start, max_samples, max_bins, device,
+        warm_start, max_samples, ccp_alpha, pruning, validation_fraction, max_bins, device,
     ):
         self.n_estimators = n_estimators
         self.criterion = criterion
@@ -96,21 +107,34 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
         self.verbose = verbose
         self.warm_start = warm_start
         self.max_samples = max_samples
+        self.ccp_alpha = ccp_alpha
+        self.pruning = pruning
+        self.validation_fraction = validation_fraction
         self.max_bins = max_bins
         self.device = device
 
     # --- fitting ------------------------------------------------------------------------
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, eval_set=None):
         """Grow ``n_estimators`` trees on ``X`` (n_samples, n_features) and ``y`` (n_samples,).
 
         With ``warm_start`` and a fitted forest, only the trees beyond those
         already grown are added (same data expected, as in scikit-learn).
+        ``eval_set=(X_val, y_val[, sample_weight_val])``: the validation data of
+        ``pruning="reduced_error" | "validation"`` for every tree, instead of each
+        tree's out-of-bag rows (``bootstrap=True``) or a ``validation_fraction``
+        split of ``X`` left out of every tree (``bootstrap=False``).
         """
         self._validate_params()
+        check_pruning_params(self)
         X, y, sample_weight = validate_fit_data(self, X, y, sample_weight)
         self._check_sampling_params()
         targets, sample_weight = self._encode_targets(y, sample_weight)
+        # Without bootstrap no row is out of bag: y is only read by the out-of-bag pass.
+        X, targets, sample_weight, validation = validation_split(
+            self, X, targets, sample_weight, eval_set, self._encode_eval_targets,
+            partial(validate_predict_data, self), split=not self.bootstrap,
+        )
         n_samples, n_features = X.shape
         if not (self.warm_start and hasattr(self, "trees_")):
             self.trees_ = []
@@ -128,7 +152,7 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
         self.device_ = backend.name
         with _numba_threads(self.n_jobs):
             if n_more > 0:
-                self._grow_trees(backend, X, targets, sample_weight, len(self.trees_), n_more)
+                self._grow_trees(backend, X, targets, sample_weight, validation, len(self.trees_), n_more)
             self._pack()
             if self.oob_score or self._needs_oob_weights():
                 self._out_of_bag(backend, X, y, targets)
@@ -180,7 +204,7 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
             largest = max(largest, int(self._sample_counts(backend, start, count, n_samples).max()))
         return largest
 
-    def _grow_trees(self, backend, X, targets, sample_weight, first_tree, n_trees):
+    def _grow_trees(self, backend, X, targets, sample_weight, validation, first_tree, n_trees):
         n_samples, n_features = X.shape
         params = growth_params(self, n_samples, n_features, self._seed, self._random_thresholds)
         self.max_features_ = params.max_features
@@ -207,7 +231,25 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
             grower = TreeGrower(
                 backend, rows, tree_offsets, self._bin_mapper, batch_stats, self._n_values(), params, first_tree=start
             )
-            self.trees_.extend(grower.grow())
+            self.trees_.extend(self._pruned(backend, grower.grow(), counts, X, targets, sample_weight, validation))
+
+    def _pruned(self, backend, trees, counts, X, targets, sample_weight, validation):
+        """The batch's ``trees`` pruned as the parameters say (``pruning.prune_grown_tree``).
+
+        A tree's training rows are its drawn rows of positive weight; its
+        validation rows ``eval_set``, or without it its out-of-bag rows.
+        """
+        if not prunes(self):
+            return trees
+        in_bag = (backend.to_host(counts) > 0) & (sample_weight > 0)
+        pruned = []
+        for tree, drawn in zip(trees, in_bag):
+            tree_validation = validation
+            if validation is None and uses_validation(self):
+                out_of_bag = np.flatnonzero(~drawn & (sample_weight > 0))
+                tree_validation = (X[out_of_bag], targets[out_of_bag], sample_weight[out_of_bag])
+            pruned.append(prune_grown_tree(self, tree, backend, X, np.flatnonzero(drawn), tree_validation))
+        return pruned
 
     @staticmethod
     def _in_bag_rows(backend, counts, positive):
@@ -315,7 +357,8 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
             max_depth=self.max_depth, min_samples_split=self.min_samples_split,
             min_samples_leaf=self.min_samples_leaf, min_weight_fraction_leaf=self.min_weight_fraction_leaf,
             max_features=self.max_features, max_leaf_nodes=self.max_leaf_nodes,
-            min_impurity_decrease=self.min_impurity_decrease, random_state=random_state, max_bins=self.max_bins,
+            min_impurity_decrease=self.min_impurity_decrease, random_state=random_state, ccp_alpha=self.ccp_alpha,
+            pruning=self.pruning, validation_fraction=self.validation_fraction, max_bins=self.max_bins,
             device=self.device,
         )
 
@@ -400,6 +443,7 @@ class ForestClassifier(ClassifierMixin, BaseForest):
 
     _parameter_constraints = {
         **BaseForest._parameter_constraints,
+        **CLASSIFIER_PRUNING_CONSTRAINTS,
         "criterion": [StrOptions(set(CLASSIFICATION_CRITERIA))],
         "class_weight": [dict, list, StrOptions({"balanced", "balanced_subsample"}), None],
         "voting": [StrOptions(set(VOTING_STRATEGIES))],
@@ -419,6 +463,12 @@ class ForestClassifier(ClassifierMixin, BaseForest):
 
     def _n_values(self):
         return self.n_classes_
+
+    def _encode_eval_targets(self, y):
+        return encode_labels(self.classes_, y)
+
+    def _tree_params(self, random_state):
+        return dict(super()._tree_params(random_state), min_split_significance=self.min_split_significance)
 
     def _statistics(self, y_encoded, sample_weight, max_multiplicity):
         return classification_statistics(
@@ -492,6 +542,7 @@ class ForestRegressor(RegressorMixin, BaseForest):
 
     _parameter_constraints = {
         **BaseForest._parameter_constraints,
+        **REGRESSOR_PRUNING_CONSTRAINTS,
         "criterion": [StrOptions(set(REGRESSION_CRITERIA))],
     }
     _tree_class = DecisionTreeRegressor
@@ -508,6 +559,10 @@ class ForestRegressor(RegressorMixin, BaseForest):
 
     def _n_values(self):
         return 1
+
+    @staticmethod
+    def _encode_eval_targets(y):
+        return np.asarray(y, dtype=np.float64)
 
     def _statistics(self, y, sample_weight, max_multiplicity):
         return regression_statistics(self.criterion, y, sample_weight, max_multiplicity=max_multiplicity)
@@ -528,10 +583,16 @@ _CLASSIFIER_DOC = """{summary}
     ----------
     n_estimators, criterion, max_depth, min_samples_split, min_samples_leaf,
     min_weight_fraction_leaf, max_features, max_leaf_nodes, min_impurity_decrease,
-    bootstrap, oob_score, random_state, verbose, warm_start, class_weight, max_samples
+    bootstrap, oob_score, random_state, verbose, warm_start, class_weight, max_samples, ccp_alpha
         As in ``sklearn.ensemble.{name}``; ``criterion`` also takes
         ``"misclassification"``. ``class_weight="balanced_subsample"`` grows one
         tree per batch (each tree has its own class weights).
+    min_split_significance, pruning, validation_fraction
+        Each tree pruned as ``DecisionTreeClassifier``'s; the validation data of
+        ``pruning="reduced_error" | "validation"`` is ``fit``'s ``eval_set``, else
+        each tree's out-of-bag rows with ``bootstrap=True`` (``oob_score_`` then
+        scores trees pruned on those rows), else a ``validation_fraction`` split
+        left out of every tree.
     n_jobs : int, default=None
         CPU threads of the numba kernels during ``fit`` (``None``: all of them;
         ``-1``: all; ``-2``: all but one).
@@ -563,8 +624,11 @@ _REGRESSOR_DOC = """{summary}
     ----------
     n_estimators, criterion, max_depth, min_samples_split, min_samples_leaf,
     min_weight_fraction_leaf, max_features, max_leaf_nodes, min_impurity_decrease,
-    bootstrap, oob_score, random_state, verbose, warm_start, max_samples
+    bootstrap, oob_score, random_state, verbose, warm_start, max_samples, ccp_alpha
         As in ``sklearn.ensemble.{name}``.
+    pruning, validation_fraction
+        Each tree pruned as ``DecisionTreeRegressor``'s, on validation data as in
+        ``RandomForestClassifier``.
     n_jobs : int, default=None
         CPU threads of the numba kernels during ``fit``.
     max_bins : int, default=256
@@ -586,8 +650,9 @@ def _classifier_init(default_bootstrap, default_max_features):
         self, n_estimators=100, *, criterion="gini", max_depth=None, min_samples_split=2, min_samples_leaf=1,
         min_weight_fraction_leaf=0.0, max_features=default_max_features, max_leaf_nodes=None,
         min_impurity_decrease=0.0, bootstrap=default_bootstrap, oob_score=False, n_jobs=None, random_state=None,
-        verbose=0, warm_start=False, class_weight=None, max_samples=None, voting="soft", reject_label=-1,
-        max_bins=256, device="auto",
+        verbose=0, warm_start=False, class_weight=None, ccp_alpha=0.0, max_samples=None, voting="soft",
+        reject_label=-1, min_split_significance=None, pruning=None, validation_fraction=0.1, max_bins=256,
+        device="auto",
     ):
         BaseForest.__init__(
             self, n_estimators=n_estimators, criterion=criterion, max_depth=max_depth,
@@ -595,9 +660,11 @@ def _classifier_init(default_bootstrap, default_max_features):
             min_weight_fraction_leaf=min_weight_fraction_leaf, max_features=max_features,
             max_leaf_nodes=max_leaf_nodes, min_impurity_decrease=min_impurity_decrease, bootstrap=bootstrap,
             oob_score=oob_score, n_jobs=n_jobs, random_state=random_state, verbose=verbose, warm_start=warm_start,
-            max_samples=max_samples, max_bins=max_bins, device=device,
+            max_samples=max_samples, ccp_alpha=ccp_alpha, pruning=pruning, validation_fraction=validation_fraction,
+            max_bins=max_bins, device=device,
         )
         self.class_weight = class_weight
+        self.min_split_significance = min_split_significance
         self.voting = voting
         self.reject_label = reject_label
 
@@ -609,7 +676,8 @@ def _regressor_init(default_bootstrap, default_max_features):
         self, n_estimators=100, *, criterion="squared_error", max_depth=None, min_samples_split=2,
         min_samples_leaf=1, min_weight_fraction_leaf=0.0, max_features=default_max_features, max_leaf_nodes=None,
         min_impurity_decrease=0.0, bootstrap=default_bootstrap, oob_score=False, n_jobs=None, random_state=None,
-        verbose=0, warm_start=False, max_samples=None, max_bins=256, device="auto",
+        verbose=0, warm_start=False, ccp_alpha=0.0, max_samples=None, pruning=None, validation_fraction=0.1,
+        max_bins=256, device="auto",
     ):
         BaseForest.__init__(
             self, n_estimators=n_estimators, criterion=criterion, max_depth=max_depth,
@@ -617,7 +685,8 @@ def _regressor_init(default_bootstrap, default_max_features):
             min_weight_fraction_leaf=min_weight_fraction_leaf, max_features=max_features,
             max_leaf_nodes=max_leaf_nodes, min_impurity_decrease=min_impurity_decrease, bootstrap=bootstrap,
             oob_score=oob_score, n_jobs=n_jobs, random_state=random_state, verbose=verbose, warm_start=warm_start,
-            max_samples=max_samples, max_bins=max_bins, device=device,
+            max_samples=max_samples, ccp_alpha=ccp_alpha, pruning=pruning, validation_fraction=validation_fraction,
+            max_bins=max_bins, device=device,
         )
 
     return __init__

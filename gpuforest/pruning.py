@@ -1,0 +1,627 @@
+"""Pruning of grown trees: functions from a ``Tree`` (and data) to a new, smaller ``Tree``.
+
+- ``prune_cost_complexity`` / ``cost_complexity_path``: CART's minimal
+  cost-complexity pruning (Breiman, Friedman, Olshen & Stone 1984, ch. 3.3),
+  the algorithm of scikit-learn's ``sklearn/tree/_tree.pyx::_cost_complexity_prune``.
+- ``prune_chi_square``: chi-square significance pre-pruning (Quinlan 1986,
+  "Induction of decision trees", section 5; Mingers 1987).
+- ``prune_reduced_error``: reduced-error post-pruning on validation data
+  (Quinlan 1987, "Simplifying decision trees", section 2.3).
+- ``prune_validation``: validation-based pre-pruning (a split stays only if
+  it lowers the validation error of its node as a leaf).
+- ``prune_mdl``: minimum description length pruning (Mehta, Rissanen &
+  Agrawal 1995, "MDL-based decision tree pruning", as used by SLIQ; the
+  coding scheme as restated by Rastogi & Shim 1998, "PUBLIC", section 2).
+
+A pre-pruning rule here decides at each node from that node and its children
+alone, so cutting the grown tree top-down at the first failing node gives the
+tree that stopping during growth would give (level-wise growth; best-first
+growth with ``max_leaf_nodes`` would spend the leaves elsewhere, so the
+estimators refuse that combination). Trees whose splits draw features or
+thresholds at random key the draws by node index: a tree cut here follows the
+same distribution as one stopped during growth, not the same draws.
+
+Every function works on n-ary nodes as well (the children of node ``n`` are
+``children_left[n] .. children_right[n]``) and returns a tree renumbered
+breadth-first by ``prune_to_leaves``, so children stay consecutive.
+
+The estimators' parameters (``ccp_alpha``, ``min_split_significance``,
+``pruning``, ``validation_fraction``, ``fit(..., eval_set=...)``) are applied
+by ``prune_grown_tree`` (see its docstring for the order).
+"""
+
+import copy
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.special
+import scipy.stats
+from numba import njit
+from sklearn.base import is_classifier
+from sklearn.model_selection import train_test_split
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from .tree import CATEGORICAL, MULTIWAY, NUMERIC, TREE_LEAF, TREE_UNDEFINED
+
+# Losses and code lengths are sums of floats in some order: two equal in exact arithmetic may
+# differ by rounding. Within this fraction of the largest node cost they count as equal.
+TIE_TOLERANCE = 1e-12
+
+# ``pruning=`` methods that need validation data.
+VALIDATION_METHODS = ("reduced_error", "validation")
+
+# scikit-learn-style constraints of the pruning parameters (trees and forests).
+PRUNING_PARAMETER_CONSTRAINTS = {
+    "ccp_alpha": [Interval(Real, 0.0, None, closed="left")],
+    "pruning": [StrOptions({*VALIDATION_METHODS, "mdl"}), None],
+    "validation_fraction": [Interval(Real, 0, 1, closed="neither"), Interval(Integral, 1, None, closed="left")],
+}
+CLASSIFIER_PRUNING_CONSTRAINTS = {
+    **PRUNING_PARAMETER_CONSTRAINTS,
+    "min_split_significance": [Interval(Real, 0.0, 1.0, closed="right"), None],
+}
+# MDL codes class labels, so regressors take the other methods only.
+REGRESSOR_PRUNING_CONSTRAINTS = {
+    **PRUNING_PARAMETER_CONSTRAINTS,
+    "pruning": [StrOptions(set(VALIDATION_METHODS)), None],
+}
+
+
+# --- tree surgery ---------------------------------------------------------------------------------
+
+
+def children_of(tree, nodes):
+    """The children of the split nodes ``nodes``, each node's children consecutively.
+
+    Parameters
+    ----------
+    tree : Tree
+    nodes : ndarray of shape (n_nodes,), dtype int64
+        Split nodes (not leaves).
+
+    Returns
+    -------
+    children : ndarray of shape (n_children,), dtype int64
+    position : ndarray of shape (n_children,), dtype int64
+        Each child's parent as a position in ``nodes``.
+    """
+    first = tree.children_left[nodes].astype(np.int64)
+    count = tree.children_right[nodes].astype(np.int64) - first + 1
+    start = np.cumsum(count) - count
+    offset = np.arange(count.sum()) - np.repeat(start, count)
+    return np.repeat(first, count) + offset, np.repeat(np.arange(nodes.shape[0]), count)
+
+
+def prune_to_leaves(tree, cut):
+    """``tree`` with every node of ``cut`` made a leaf and its descendants removed.
+
+    The nodes kept are renumbered breadth-first (a node's children consecutive,
+    as prediction needs) and keep their values, impurities and weights. Every
+    array attribute of ``tree`` whose first dimension is ``node_count`` is a
+    per-node array and is carried over; a new leaf gets a leaf's split fields.
+
+    Parameters
+    ----------
+    tree : Tree
+    cut : ndarray of shape (node_count,), dtype bool
+        Nodes to make leaves (marks on leaves and below a cut node are ignored).
+
+    Returns
+    -------
+    Tree
+    """
+    splits = (tree.children_left != TREE_LEAF) & ~cut
+    levels = [np.zeros(1, dtype=np.int64)]
+    while True:
+        parents = levels[-1][splits[levels[-1]]]
+        if parents.shape[0] == 0:
+            break
+        levels.append(children_of(tree, parents)[0])
+    old = np.concatenate(levels)
+    new_index = np.full(tree.node_count, TREE_LEAF, dtype=np.int64)
+    new_index[old] = np.arange(old.shape[0])
+    node_count = tree.node_count
+    pruned = copy.copy(tree)
+    for name, array in vars(tree).items():
+        if isinstance(array, np.ndarray) and array.shape[:1] == (node_count,):
+            setattr(pruned, name, array[old])
+    split = splits[old]
+    for name in ("children_left", "children_right"):
+        children = getattr(tree, name)[old]
+        setattr(pruned, name, np.where(split, new_index[children], TREE_LEAF).astype(children.dtype))
+    leaf = ~split
+    pruned.feature[leaf] = TREE_UNDEFINED
+    pruned.threshold[leaf] = TREE_UNDEFINED
+    pruned.bin_threshold[leaf] = TREE_UNDEFINED
+    pruned.missing_go_to_left[leaf] = False
+    pruned.split_type[leaf] = NUMERIC
+    pruned.category_bitset[leaf] = 0
+    return pruned
+
+
+def _tie_tolerance(cost):
+    return TIE_TOLERANCE * np.abs(cost).max()
+
+
+def _bottom_up_cuts(tree, leaf_cost, split_cost):
+    """Cut every split node whose cost as a leaf is at most its subtree's smallest cost.
+
+    Children first: ``cost[n] = min(leaf_cost[n], split_cost[n] + sum of cost[c] over n's children)``,
+    ``cost[n] = leaf_cost[n]`` at leaves; a node is cut when the first term is the smaller (ties,
+    within ``TIE_TOLERANCE``, cut).
+
+    Parameters
+    ----------
+    tree : Tree
+    leaf_cost, split_cost : ndarray of shape (node_count,), dtype float64
+
+    Returns
+    -------
+    cut : ndarray of shape (node_count,), dtype bool
+    """
+    cost = leaf_cost.astype(np.float64)
+    tolerance = _tie_tolerance(leaf_cost)
+    cut = np.zeros(tree.node_count, dtype=bool)
+    internal = tree.children_left != TREE_LEAF
+    for depth in range(int(tree.node_depth.max()) - 1, -1, -1):
+        nodes = np.flatnonzero(internal & (tree.node_depth == depth))
+        if nodes.shape[0] == 0:
+            continue
+        children, position = children_of(tree, nodes)
+        subtree = split_cost[nodes] + np.bincount(position, weights=cost[children], minlength=nodes.shape[0])
+        cut[nodes] = leaf_cost[nodes] <= subtree + tolerance
+        cost[nodes] = np.where(cut[nodes], leaf_cost[nodes], subtree)
+    return cut
+
+
+def class_counts(tree):
+    """Weighted class counts of every node of a classification tree: shape (node_count, n_classes)."""
+    return tree.value[:, 0, :] * tree.weighted_n_node_samples[:, None]
+
+
+# --- cost-complexity pruning (CART) ---------------------------------------------------------------
+
+
+@njit(cache=True)
+def _cost_complexity_prune(children_left, children_right, weighted_n_node_samples, impurity, ccp_alpha):
+    """Weakest-link pruning (Breiman et al. 1984, section 3.3), scikit-learn's ``_cost_complexity_prune``.
+
+    With ``R(t) = W_t impurity_t / W_root`` and ``R(T_t)`` the sum of ``R`` over
+    the leaves of ``t``'s subtree, each step prunes the split node of smallest
+    effective alpha ``(R(t) - R(T_t)) / (|leaves of T_t| - 1)`` (the lowest
+    index among equals) into a leaf, until the root is a leaf or the smallest
+    alpha exceeds ``ccp_alpha``.
+
+    Parameters
+    ----------
+    children_left, children_right : ndarray of shape (n_nodes,), dtype int32
+    weighted_n_node_samples, impurity : ndarray of shape (n_nodes,), dtype float64
+    ccp_alpha : float
+        ``inf`` gives the whole path.
+
+    Returns
+    -------
+    cut : ndarray of shape (n_nodes,), dtype bool
+        The nodes pruned into leaves (none of them below another).
+    ccp_alphas, impurities : ndarray of shape (n_steps,), dtype float64
+        Effective alpha of each step (0 first) and ``R`` of the tree after it.
+    """
+    n_nodes = children_left.shape[0]
+    r_node = weighted_n_node_samples * impurity / weighted_n_node_samples[0]
+    parent = np.full(n_nodes, -1, dtype=np.int64)
+    for node in range(n_nodes):
+        if children_left[node] != TREE_LEAF:
+            for child in range(children_left[node], children_right[node] + 1):
+                parent[child] = node
+    r_branch = np.zeros(n_nodes)
+    n_leaves = np.zeros(n_nodes, dtype=np.int64)
+    for node in range(n_nodes):
+        if children_left[node] == TREE_LEAF:
+            r_branch[node] = r_node[node]
+            ancestor = parent[node]
+            while ancestor != -1:
+                r_branch[ancestor] += r_node[node]
+                n_leaves[ancestor] += 1
+                ancestor = parent[ancestor]
+    candidate = children_left != TREE_LEAF
+    in_subtree = np.ones(n_nodes, dtype=np.bool_)
+    cut = np.zeros(n_nodes, dtype=np.bool_)
+    ccp_alphas = np.empty(n_nodes + 1)
+    impurities = np.empty(n_nodes + 1)
+    ccp_alphas[0] = 0.0
+    impurities[0] = r_branch[0]
+    n_steps = 1
+    stack = np.empty(n_nodes, dtype=np.int64)
+    while candidate[0]:
+        effective_alpha = np.inf
+        weakest = -1
+        for node in range(n_nodes):
+            if candidate[node]:
+                alpha = (r_node[node] - r_branch[node]) / (n_leaves[node] - 1)
+                if alpha < effective_alpha:
+                    effective_alpha = alpha
+                    weakest = node
+        if ccp_alpha < effective_alpha:
+            break
+        # Remove the weakest link's descendants (those removed before take their subtrees with them).
+        top = 0
+        for child in range(children_left[weakest], children_right[weakest] + 1):
+            stack[top] = child
+            top += 1
+        while top > 0:
+            top -= 1
+            node = stack[top]
+            if not in_subtree[node]:
+                continue
+            in_subtree[node] = False
+            candidate[node] = False
+            cut[node] = False
+            if children_left[node] != TREE_LEAF:
+                for child in range(children_left[node], children_right[node] + 1):
+                    stack[top] = child
+                    top += 1
+        candidate[weakest] = False
+        cut[weakest] = True
+        n_pruned_leaves = n_leaves[weakest] - 1
+        n_leaves[weakest] = 0
+        r_diff = r_node[weakest] - r_branch[weakest]
+        r_branch[weakest] = r_node[weakest]
+        ancestor = parent[weakest]
+        while ancestor != -1:
+            n_leaves[ancestor] -= n_pruned_leaves
+            r_branch[ancestor] += r_diff
+            ancestor = parent[ancestor]
+        ccp_alphas[n_steps] = effective_alpha
+        impurities[n_steps] = r_branch[0]
+        n_steps += 1
+    return cut, ccp_alphas[:n_steps], impurities[:n_steps]
+
+
+def _cost_complexity(tree, ccp_alpha):
+    return _cost_complexity_prune(
+        tree.children_left, tree.children_right, tree.weighted_n_node_samples, tree.impurity, float(ccp_alpha)
+    )
+
+
+def cost_complexity_path(tree):
+    """The minimal cost-complexity pruning path of ``tree`` (scikit-learn's ``ccp_pruning_path``).
+
+    Returns
+    -------
+    ccp_alphas : ndarray of shape (n_steps,), dtype float64
+        Effective alphas of the nested subtrees, increasing, the first 0.
+    impurities : ndarray of shape (n_steps,), dtype float64
+        Sum over each subtree's leaves of ``W_leaf impurity_leaf / W_root``.
+    """
+    _, ccp_alphas, impurities = _cost_complexity(tree, np.inf)
+    return ccp_alphas, impurities
+
+
+def prune_cost_complexity(tree, ccp_alpha):
+    """The subtree of largest cost complexity below ``ccp_alpha``, as scikit-learn's ``ccp_alpha`` trees."""
+    cut, _, _ = _cost_complexity(tree, ccp_alpha)
+    return prune_to_leaves(tree, cut)
+
+
+# --- chi-square pre-pruning -----------------------------------------------------------------------
+
+
+def split_p_values(tree):
+    """p-value of the chi-square test of independence between branch and class at every split node.
+
+    Pearson's statistic on the (children x classes) table of weighted class
+    counts, ``sum (O - E)^2 / E`` with ``E = branch total * class total / node
+    total`` (Quinlan 1986, section 5, for k classes and branches; no
+    continuity correction), on ``(branches - 1) (classes - 1)`` degrees of
+    freedom, counting only non-empty branches and classes. No degree of
+    freedom (one class or one branch): p = 1.
+
+    Returns
+    -------
+    p_value : ndarray of shape (node_count,), dtype float64
+        1 at leaves.
+    """
+    internal = np.flatnonzero(tree.children_left != TREE_LEAF)
+    children, position = children_of(tree, internal)
+    observed = class_counts(tree)[children]
+    class_totals = np.zeros((internal.shape[0], observed.shape[1]))
+    np.add.at(class_totals, position, observed)
+    branch_totals = observed.sum(axis=1)
+    node_totals = class_totals.sum(axis=1)
+    expected = branch_totals[:, None] * class_totals[position] / node_totals[position, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(expected > 0, (observed - expected) ** 2 / expected, 0.0)
+    statistic = np.bincount(position, weights=terms.sum(axis=1), minlength=internal.shape[0])
+    branches = np.bincount(position, weights=branch_totals > 0, minlength=internal.shape[0])
+    dof = (branches - 1) * (np.count_nonzero(class_totals > 0, axis=1) - 1)
+    p_value = np.ones(tree.node_count)
+    p_value[internal] = np.where(dof > 0, scipy.stats.chi2.sf(statistic, np.maximum(dof, 1)), 1.0)
+    return p_value
+
+
+def prune_chi_square(tree, significance):
+    """Cut every split whose chi-square test (``split_p_values``) has a p-value not below ``significance``.
+
+    The first failing node on a path becomes a leaf, so this is pre-pruning:
+    the tree growth would give when stopping at such nodes (module docstring).
+    """
+    return prune_to_leaves(tree, ~(split_p_values(tree) < significance))
+
+
+# --- validation pruning ---------------------------------------------------------------------------
+
+
+def validation_losses(tree, X, y, sample_weight, backend, classification):
+    """Validation loss of every node as a leaf, and of the rows that stop at each node.
+
+    The loss of a row at a node is its weight times its misclassification by
+    the node's majority class (classification) or its squared error from the
+    node's mean (regression).
+
+    Parameters
+    ----------
+    tree : Tree
+    X : ndarray of shape (n_rows, n_features), dtype float32
+    y : ndarray of shape (n_rows,)
+        Class indices (classification) or targets.
+    sample_weight : ndarray of shape (n_rows,), dtype float64
+    backend : Backend
+    classification : bool
+
+    Returns
+    -------
+    as_leaf : ndarray of shape (node_count,), dtype float64
+        Loss of the rows through each node, predicted by that node.
+    stopping : ndarray of shape (node_count,), dtype float64
+        Loss of the rows whose path ends at each node (all of a leaf's rows;
+        at a split node, rows no child takes).
+    """
+    path = tree.decision_path(X, backend)
+    rows = np.repeat(np.arange(X.shape[0]), np.diff(path.indptr))
+    stop = tree.apply(X, backend)
+    if classification:
+        prediction = np.argmax(tree.value[:, 0], axis=1)
+        along_path = sample_weight[rows] * (prediction[path.indices] != y[rows])
+        at_stop = sample_weight * (prediction[stop] != y)
+    else:
+        prediction = tree.value[:, 0, 0]
+        along_path = sample_weight[rows] * (y[rows] - prediction[path.indices]) ** 2
+        at_stop = sample_weight * (y - prediction[stop]) ** 2
+    as_leaf = np.bincount(path.indices, weights=along_path, minlength=tree.node_count)
+    return as_leaf, np.bincount(stop, weights=at_stop, minlength=tree.node_count)
+
+
+def prune_reduced_error(tree, X, y, sample_weight, backend, classification):
+    """Reduced-error pruning (Quinlan 1987, section 2.3) on validation rows.
+
+    Bottom-up, a subtree becomes a leaf when the leaf's validation loss (the
+    weighted number of errors; squared error for regression) is no larger
+    than the subtree's, its children already pruned. One bottom-up pass gives
+    the smallest subtree of least validation loss, which Quinlan's repeated
+    passes reach (Esposito, Malerba & Semeraro 1997). A node no validation row
+    reaches has loss 0 either way and becomes a leaf. Arguments as
+    ``validation_losses``.
+    """
+    as_leaf, stopping = validation_losses(tree, X, y, sample_weight, backend, classification)
+    return prune_to_leaves(tree, _bottom_up_cuts(tree, as_leaf, stopping))
+
+
+def prune_validation(tree, X, y, sample_weight, backend, classification):
+    """Validation-based pre-pruning: a split stays only if it lowers the validation loss.
+
+    A split node is cut when its children as leaves (plus the rows no child
+    takes) lose at least as much on the validation rows as the node as a leaf
+    (within ``TIE_TOLERANCE``); the first such node on a path becomes a leaf
+    (pre-pruning, see the module docstring). Arguments as ``validation_losses``.
+    """
+    as_leaf, stopping = validation_losses(tree, X, y, sample_weight, backend, classification)
+    internal = np.flatnonzero(tree.children_left != TREE_LEAF)
+    children, position = children_of(tree, internal)
+    split_loss = stopping[internal] + np.bincount(position, weights=as_leaf[children], minlength=internal.shape[0])
+    cut = np.zeros(tree.node_count, dtype=bool)
+    cut[internal] = ~(split_loss < as_leaf[internal] - _tie_tolerance(as_leaf))
+    return prune_to_leaves(tree, cut)
+
+
+# --- minimum description length -------------------------------------------------------------------
+
+
+def class_code_length(counts):
+    """Bits to encode the class labels of a node's rows given its class counts (Mehta et al. 1995).
+
+    ``sum_i n_i log2(n / n_i) + (k - 1) / 2 log2(n / 2) + log2(pi^(k/2) / Gamma(k/2))``
+    for ``n`` rows in ``k`` classes, ``n_i`` of class ``i`` (Rissanen's
+    stochastic complexity of a multinomial sequence; Rastogi & Shim 1998,
+    section 2.3; Rokach & Maimon 2008, eq. 6.6).
+
+    Parameters
+    ----------
+    counts : ndarray of shape (n_nodes, k), dtype float64
+
+    Returns
+    -------
+    ndarray of shape (n_nodes,), dtype float64
+    """
+    k = counts.shape[1]
+    n = counts.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        data = np.where(counts > 0, counts * np.log2(n[:, None] / counts), 0.0).sum(axis=1)
+    parameters = (k - 1) / 2 * np.log2(n / 2) + (k / 2 * np.log(np.pi) - scipy.special.gammaln(k / 2)) / np.log(2)
+    return data + parameters
+
+
+def distinct_split_values(tree, X, backend):
+    """Distinct non-missing values of each split node's feature among the rows of ``X`` reaching it.
+
+    Returns
+    -------
+    ndarray of shape (node_count,), dtype int64
+        0 at leaves.
+    """
+    path = tree.decision_path(X, backend)
+    rows = np.repeat(np.arange(X.shape[0]), np.diff(path.indptr))
+    nodes = path.indices.astype(np.int64)
+    at_split = tree.children_left[nodes] != TREE_LEAF
+    rows, nodes = rows[at_split], nodes[at_split]
+    values = X[rows, tree.feature[nodes]]
+    present = ~np.isnan(values)
+    nodes, values = nodes[present], values[present]
+    order = np.lexsort((values, nodes))
+    nodes, values = nodes[order], values[order]
+    first = np.ones(nodes.shape[0], dtype=bool)
+    first[1:] = (nodes[1:] != nodes[:-1]) | (values[1:] != values[:-1])
+    return np.bincount(nodes[first], minlength=tree.node_count)
+
+
+def split_code_length(tree, distinct):
+    """Bits to encode each split node's test (Rastogi & Shim 1998, section 2.3).
+
+    ``log2(a)`` for the attribute (``a = n_features``) plus the test's value:
+    ``log2(v - 1)`` for a threshold between ``v`` distinct values, ``log2(2^v - 2)``
+    for a subset of ``v`` categories, nothing for a multiway split (one branch
+    per value). Fewer than two values (all of one side missing): no bits.
+
+    Parameters
+    ----------
+    tree : Tree
+    distinct : ndarray of shape (node_count,), dtype int64
+        ``distinct_split_values``.
+    """
+    v = distinct.astype(np.float64)
+    value_bits = np.zeros(tree.node_count)
+    numeric = (tree.split_type == NUMERIC) & (v > 2)
+    value_bits[numeric] = np.log2(v[numeric] - 1)
+    categorical = (tree.split_type == CATEGORICAL) & (v > 1)
+    value_bits[categorical] = np.log2(np.exp2(v[categorical]) - 2)
+    value_bits[tree.split_type == MULTIWAY] = 0.0
+    return np.log2(tree.n_features) + value_bits
+
+
+def prune_mdl(tree, X, backend):
+    """Minimum description length pruning of a classification tree (Mehta, Rissanen & Agrawal 1995).
+
+    The code of a subtree: one bit per node (leaf or split), each split's test
+    (``split_code_length``) and each leaf's class labels (``class_code_length``,
+    on the weighted class counts). Bottom-up, a node becomes a leaf when
+    ``1 + C(leaf) <= 1 + C(test) + sum of its children's smallest codes``
+    (Rastogi & Shim 1998, figure 3); all logarithms base 2.
+
+    Parameters
+    ----------
+    tree : Tree
+    X : ndarray of shape (n_rows, n_features), dtype float32
+        The rows the tree was grown on (for the distinct values at each split).
+    backend : Backend
+    """
+    leaf_bits = 1.0 + class_code_length(class_counts(tree))
+    split_bits = 1.0 + split_code_length(tree, distinct_split_values(tree, X, backend))
+    return prune_to_leaves(tree, _bottom_up_cuts(tree, leaf_bits, split_bits))
+
+
+# --- the estimators' parameters -------------------------------------------------------------------
+
+
+def check_pruning_params(estimator):
+    """Refuse pre-pruning with best-first growth, where it would differ from stopping during growth."""
+    pre_pruning = getattr(estimator, "min_split_significance", None) is not None or estimator.pruning == "validation"
+    if pre_pruning and estimator.max_leaf_nodes is not None:
+        raise ValueError(
+            "min_split_significance and pruning='validation' are pre-pruning rules of level-wise growth; they "
+            "cannot be combined with max_leaf_nodes (best-first growth)."
+        )
+
+
+def uses_validation(estimator):
+    return estimator.pruning in VALIDATION_METHODS
+
+
+def prunes(estimator):
+    """Whether ``estimator``'s parameters ask for any pruning."""
+    return (
+        estimator.ccp_alpha > 0
+        or estimator.pruning is not None
+        or getattr(estimator, "min_split_significance", None) is not None
+    )
+
+
+def validation_split(estimator, X, y, sample_weight, eval_set, encode_target, validate_X, split=True):
+    """The training rows and the validation set of ``pruning="reduced_error" | "validation"``.
+
+    Parameters
+    ----------
+    estimator : estimator with ``pruning``, ``validation_fraction``, ``random_state``
+    X, y, sample_weight : the validated training data (``y`` encoded)
+    eval_set : None or tuple ``(X_val, y_val)`` or ``(X_val, y_val, sample_weight_val)``
+    encode_target : callable
+        ``y_val`` (raw labels or targets) to the encoding of ``y``.
+    validate_X : callable
+        ``X_val`` to float32, checked against the training width.
+    split : bool, default=True
+        Without ``eval_set``, take a ``validation_fraction`` split out of the
+        training rows (stratified for classifiers); ``False`` leaves it to the
+        caller (forests use each tree's out-of-bag rows).
+
+    Returns
+    -------
+    X, y, sample_weight : the rows to grow on
+    validation : None or tuple ``(X_val, y_val, sample_weight_val)``
+    """
+    if not uses_validation(estimator):
+        if eval_set is not None:
+            raise ValueError("eval_set is only used by pruning='reduced_error' or pruning='validation'.")
+        return X, y, sample_weight, None
+    if eval_set is not None:
+        X_val, y_val, *weight = eval_set
+        shape = np.shape(X_val)
+        if len(shape) == 2 and shape[1] != X.shape[1]:
+            raise ValueError(f"eval_set: X_val has {shape[1]} features, but X has {X.shape[1]}.")
+        X_val = validate_X(X_val)
+        y_val = encode_target(np.asarray(y_val))
+        weight_val = np.asarray(weight[0], dtype=np.float64) if weight else np.ones(y_val.shape[0])
+        if X_val.shape[0] != y_val.shape[0] or weight_val.shape != y_val.shape:
+            raise ValueError("eval_set: X_val, y_val and sample_weight_val must have the same number of rows.")
+        return X, y, sample_weight, (X_val, y_val, weight_val)
+    if not split:
+        return X, y, sample_weight, None
+    X, X_val, y, y_val, sample_weight, weight_val = train_test_split(
+        X, y, sample_weight, test_size=estimator.validation_fraction,
+        stratify=y if is_classifier(estimator) else None,
+        random_state=check_random_state(estimator.random_state).randint(np.iinfo(np.int32).max),
+    )
+    return X, y, sample_weight, (X_val, y_val, weight_val)
+
+
+def prune_grown_tree(estimator, tree, backend, X, training_rows, validation):
+    """``tree`` pruned as ``estimator``'s parameters say, in this order:
+
+    1. ``min_split_significance`` (classifiers): ``prune_chi_square``;
+    2. ``pruning``: ``"validation"`` (``prune_validation``), ``"reduced_error"``
+       (``prune_reduced_error``) or ``"mdl"`` (``prune_mdl``);
+    3. ``ccp_alpha > 0``: ``prune_cost_complexity``, as scikit-learn prunes its grown trees.
+
+    Parameters
+    ----------
+    estimator : a gpuforest tree or forest
+    tree : Tree
+    backend : Backend
+    X : ndarray of shape (n_samples, n_features), dtype float32
+        The training data.
+    training_rows : ndarray of shape (n_rows,), dtype int
+        The rows of ``X`` the tree was grown on (for ``"mdl"``).
+    validation : None or tuple ``(X_val, y_val, sample_weight_val)``
+        For ``"validation"`` and ``"reduced_error"``; ``y_val`` encoded as the tree's targets.
+    """
+    classification = is_classifier(estimator)
+    significance = getattr(estimator, "min_split_significance", None)
+    if significance is not None:
+        tree = prune_chi_square(tree, significance)
+    if estimator.pruning == "validation":
+        tree = prune_validation(tree, *validation, backend, classification)
+    elif estimator.pruning == "reduced_error":
+        tree = prune_reduced_error(tree, *validation, backend, classification)
+    elif estimator.pruning == "mdl":
+        tree = prune_mdl(tree, X[training_rows], backend)
+    if estimator.ccp_alpha > 0:
+        tree = prune_cost_complexity(tree, estimator.ccp_alpha)
+    return tree

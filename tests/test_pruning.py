@@ -1,0 +1,456 @@
+"""Tests of ``gpuforest.pruning`` and the estimators' pruning parameters.
+
+References: scikit-learn (its estimators on data that bins exactly, and its
+Cython pruning run on gpuforest's own trees), scipy's ``chi2_contingency``, and
+naive recursive versions of the other algorithms written here.
+"""
+
+import math
+
+import numpy as np
+import pytest
+import scipy.stats
+from sklearn import datasets
+from sklearn import tree as sk_tree
+from sklearn.tree._tree import NODE_DTYPE, _build_pruned_tree_ccp, ccp_pruning_path
+from test_sklearn_agreement import SHALLOW_DATA, _load
+
+import gpuforest
+from gpuforest.backend import get_backend
+from gpuforest.pruning import cost_complexity_path, prune_chi_square, prune_cost_complexity, split_p_values
+from gpuforest.tree import MULTIWAY, Tree
+
+# --- helpers --------------------------------------------------------------------------------------
+
+
+def _sklearn_tree(tree):
+    """A gpuforest ``Tree`` as scikit-learn's Cython ``Tree``, to run scikit-learn's pruning on it."""
+    reference = sk_tree._tree.Tree(tree.n_features, np.array([tree.value.shape[2]], dtype=np.intp), 1)
+    nodes = np.zeros(tree.node_count, dtype=NODE_DTYPE)
+    for name in ("feature", "threshold", "impurity", "n_node_samples", "weighted_n_node_samples", "missing_go_to_left"):
+        nodes[name] = getattr(tree, name)
+    nodes["left_child"] = tree.children_left
+    nodes["right_child"] = tree.children_right
+    reference.__setstate__(
+        {"max_depth": tree.max_depth, "node_count": tree.node_count, "nodes": nodes, "values": tree.value.copy()}
+    )
+    return reference
+
+
+def _assert_same_tree(ours, reference):
+    """Both trees (``tree_``-like arrays) walked from the root in lockstep: the same nodes everywhere."""
+    assert ours.node_count == reference.node_count
+    stack = [(0, 0)]
+    while stack:
+        a, b = stack.pop()
+        assert ours.n_node_samples[a] == reference.n_node_samples[b]
+        np.testing.assert_allclose(ours.weighted_n_node_samples[a], reference.weighted_n_node_samples[b], rtol=1e-12)
+        np.testing.assert_allclose(ours.impurity[a], reference.impurity[b], rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(ours.value[a], reference.value[b], rtol=1e-9, atol=1e-12)
+        assert (ours.children_left[a] == -1) == (reference.children_left[b] == -1), (a, b)
+        if ours.children_left[a] == -1:
+            continue
+        assert ours.feature[a] == reference.feature[b], (a, b)
+        assert ours.threshold[a] == reference.threshold[b], (a, b)
+        stack.append((ours.children_left[a], reference.children_left[b]))
+        stack.append((ours.children_right[a], reference.children_right[b]))
+
+
+def _shallow_data(name, criterion, weighted):
+    is_classification, loader = SHALLOW_DATA[name]
+    X, y = _load(loader, criterion)  # asserts that every feature bins exactly
+    weight = np.random.RandomState(0).randint(1, 4, X.shape[0]).astype(np.float64) if weighted else None
+    if is_classification:
+        return X, y, weight, gpuforest.DecisionTreeClassifier, sk_tree.DecisionTreeClassifier
+    return X, y, weight, gpuforest.DecisionTreeRegressor, sk_tree.DecisionTreeRegressor
+
+
+# --- cost-complexity pruning ----------------------------------------------------------------------
+
+
+# ``from_end``: ``ccp_alpha`` is the midpoint of the path's alphas ``-from_end - 1`` and
+# ``-from_end``. scikit-learn breaks ties between features at random, so it only equals itself
+# across seeds above every tie; these subtrees are.
+@pytest.mark.parametrize(
+    "name, criterion, weighted, from_end",
+    [
+        ("wine", "gini", False, 8),
+        ("wine", "entropy", True, 8),
+        ("diabetes_250", "squared_error", True, 8),
+        ("regression_250", "poisson", False, 20),
+    ],
+)
+def test_cost_complexity_pruning_is_sklearns(name, criterion, weighted, from_end):
+    """The path equals scikit-learn's, and a ``ccp_alpha`` tree is scikit-learn's node for node."""
+    X, y, weight, Ours, Reference = _shallow_data(name, criterion, weighted)
+    ours = Ours(criterion=criterion, device="cpu").cost_complexity_pruning_path(X, y, sample_weight=weight)
+    path = Reference(criterion=criterion, random_state=0).cost_complexity_pruning_path(X, y, sample_weight=weight)
+    assert ours.ccp_alphas.shape == path.ccp_alphas.shape
+    np.testing.assert_allclose(ours.ccp_alphas, path.ccp_alphas, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(ours.impurities, path.impurities, rtol=0, atol=1e-9)
+    ccp_alpha = (path.ccp_alphas[-from_end - 1] + path.ccp_alphas[-from_end]) / 2
+    ours = Ours(criterion=criterion, ccp_alpha=ccp_alpha, device="cpu").fit(X, y, sample_weight=weight)
+    reference = Reference(criterion=criterion, ccp_alpha=ccp_alpha, random_state=0).fit(X, y, sample_weight=weight)
+    assert ours.get_n_leaves() == reference.get_n_leaves() >= from_end
+    _assert_same_tree(ours.tree_, reference.tree_)
+    np.testing.assert_allclose(ours.predict(X), reference.predict(X), rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "Forest, ccp_alpha",
+    [(gpuforest.RandomForestClassifier, 0.01), (gpuforest.ExtraTreesRegressor, 100.0)],
+)
+def test_forest_trees_are_pruned_as_sklearn_prunes_them(Forest, ccp_alpha):
+    """Each tree of a ``ccp_alpha`` forest is scikit-learn's pruning of the unpruned forest's tree."""
+    X, y = datasets.load_diabetes(return_X_y=True)
+    X, y = X[:100], y[:100]
+    if Forest is gpuforest.RandomForestClassifier:
+        y = np.digitize(y, [100, 200])
+    params = dict(n_estimators=3, max_features=0.5, random_state=0, device="cpu")
+    grown = Forest(**params).fit(X, y)
+    pruned = Forest(ccp_alpha=ccp_alpha, **params).fit(X, y)
+    for tree, pruned_tree in zip(grown.trees_, pruned.trees_):
+        reference = _sklearn_tree(tree)
+        path = ccp_pruning_path(reference)
+        ccp_alphas, impurities = cost_complexity_path(tree)
+        np.testing.assert_allclose(ccp_alphas, path["ccp_alphas"], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(impurities, path["impurities"], rtol=0, atol=1e-12)
+        reference_pruned = sk_tree._tree.Tree(tree.n_features, np.array([tree.value.shape[2]], dtype=np.intp), 1)
+        _build_pruned_tree_ccp(reference_pruned, reference, ccp_alpha)
+        assert 1 < reference_pruned.node_count < tree.node_count
+        _assert_same_tree(pruned_tree, reference_pruned)
+    np.testing.assert_array_equal(pruned.estimators_[0].tree_.children_left, pruned.trees_[0].children_left)
+
+
+def test_pruned_tree_keeps_children_consecutive_and_predicts_from_its_leaves():
+    X, y = datasets.load_wine(return_X_y=True)
+    tree = gpuforest.DecisionTreeClassifier(device="cpu").fit(X, y).tree_
+    pruned = prune_cost_complexity(tree, 0.02)
+    internal = pruned.children_left != -1
+    np.testing.assert_array_equal(pruned.children_right[internal], pruned.children_left[internal] + 1)
+    # Breadth-first: every child after its parent, depths one more than the parent's.
+    parents = np.flatnonzero(internal)
+    assert np.all(pruned.children_left[parents] > parents)
+    np.testing.assert_array_equal(pruned.node_depth[pruned.children_left[parents]], pruned.node_depth[parents] + 1)
+    assert set(np.unique(pruned.feature[~internal])) == {-2}
+    # Every row lands in a leaf of the pruned tree, which holds the class proportions of its rows.
+    leaves = pruned.apply(X.astype(np.float32), get_backend("cpu"))
+    assert np.all(pruned.children_left[leaves] == -1)
+    for leaf in np.unique(leaves):
+        proportions = np.bincount(y[leaves == leaf], minlength=3) / np.sum(leaves == leaf)
+        np.testing.assert_allclose(pruned.value[leaf, 0], proportions)
+
+
+@pytest.mark.parametrize(
+    "Estimator",
+    [gpuforest.DecisionTreeClassifier, gpuforest.DecisionTreeRegressor, gpuforest.RandomForestClassifier,
+     gpuforest.ExtraTreesRegressor],
+)
+def test_negative_ccp_alpha_is_refused(Estimator):
+    with pytest.raises(ValueError, match="ccp_alpha"):
+        Estimator(ccp_alpha=-0.1, device="cpu").fit([[0.0], [1.0]], [0, 1])
+
+
+# --- naive references on grown trees --------------------------------------------------------------
+
+
+def _rows_at(tree, X):
+    """Rows of ``X`` through each node: a list of index arrays, from the decision path."""
+    path = tree.decision_path(X.astype(np.float32), get_backend("cpu")).tocsc()
+    return [path[:, node].nonzero()[0] for node in range(tree.node_count)]
+
+
+def _children(tree, node):
+    return list(range(tree.children_left[node], tree.children_right[node] + 1))
+
+
+def _assert_pruned_from(pruned, original, kept):
+    """``pruned`` is ``original`` with exactly the split nodes ``kept`` kept (and made leaves elsewhere)."""
+    stack = [(0, 0)]
+    n_nodes = 0
+    while stack:
+        a, b = stack.pop()
+        n_nodes += 1
+        np.testing.assert_array_equal(pruned.value[a], original.value[b])
+        assert pruned.n_node_samples[a] == original.n_node_samples[b]
+        if b not in kept:
+            assert pruned.children_left[a] == -1, f"node {b} of the grown tree should be a leaf"
+            continue
+        assert pruned.children_left[a] != -1, f"node {b} of the grown tree should stay a split"
+        assert (pruned.feature[a], pruned.threshold[a]) == (original.feature[b], original.threshold[b])
+        stack.extend(zip(_children(pruned, a), _children(original, b)))
+    assert n_nodes == pruned.node_count
+
+
+def _classification_data(n_samples=400, seed=0):
+    X, y = datasets.make_classification(
+        n_samples=n_samples, n_features=5, n_informative=3, n_redundant=0, n_classes=3, flip_y=0.15,
+        random_state=seed,
+    )
+    # Quarters: every sum of weights is exact, so equal losses are equal whatever the order of the sums.
+    weight = np.random.RandomState(seed).randint(1, 9, n_samples) / 4
+    return X, y, weight
+
+
+def _naive_chi_square_kept(tree, X, y, weight, significance):
+    """Splits kept top-down while scipy's chi-square test (on the training rows) has p < significance."""
+    rows_at = _rows_at(tree, X)
+    n_classes = tree.value.shape[2]
+    kept, stack = set(), [0]
+    while stack:
+        node = stack.pop()
+        if tree.children_left[node] == -1:
+            continue
+        table = np.array([np.bincount(y[rows_at[c]], weights=weight[rows_at[c]], minlength=n_classes)
+                          for c in _children(tree, node)])
+        table = table[table.sum(axis=1) > 0][:, table.sum(axis=0) > 0]
+        p_value = 1.0 if min(table.shape) < 2 else scipy.stats.chi2_contingency(table, correction=False).pvalue
+        if p_value < significance:
+            kept.add(node)
+            stack.extend(_children(tree, node))
+    return kept
+
+
+def _naive_validation_losses(tree, X_val, y_val, weight_val, classification):
+    """Each node's validation loss as a leaf, from the rows reaching it."""
+    rows_at = _rows_at(tree, X_val)
+    losses = []
+    for node, rows in enumerate(rows_at):
+        if classification:
+            losses.append(np.sum(weight_val[rows] * (y_val[rows] != np.argmax(tree.value[node, 0]))))
+        else:
+            losses.append(np.sum(weight_val[rows] * (y_val[rows] - tree.value[node, 0, 0]) ** 2))
+    return losses
+
+
+def _naive_reduced_error_kept(tree, X_val, y_val, weight_val, classification):
+    """Quinlan's reduced-error pruning, recursively: (loss of the pruned subtree, splits kept)."""
+    leaf_loss = _naive_validation_losses(tree, X_val, y_val, weight_val, classification)
+
+    def prune(node):
+        if tree.children_left[node] == -1:
+            return leaf_loss[node], set()
+        results = [prune(child) for child in _children(tree, node)]
+        subtree_loss = sum(loss for loss, _ in results)
+        if leaf_loss[node] <= subtree_loss:
+            return leaf_loss[node], set()
+        return subtree_loss, {node}.union(*(kept for _, kept in results))
+
+    return prune(0)[1]
+
+
+def _naive_validation_kept(tree, X_val, y_val, weight_val, classification):
+    """Splits kept top-down while the children as leaves lose less than their parent as a leaf."""
+    leaf_loss = _naive_validation_losses(tree, X_val, y_val, weight_val, classification)
+    kept, stack = set(), [0]
+    while stack:
+        node = stack.pop()
+        if tree.children_left[node] != -1 and sum(leaf_loss[c] for c in _children(tree, node)) < leaf_loss[node]:
+            kept.add(node)
+            stack.extend(_children(tree, node))
+    return kept
+
+
+def _naive_mdl_kept(tree, X, y, weight):
+    """Mehta, Rissanen & Agrawal's MDL pruning, recursively, with the counts taken from the training rows."""
+    rows_at = _rows_at(tree, X)
+    k = tree.value.shape[2]
+
+    def class_bits(counts):
+        n = counts.sum()
+        data = sum(c * math.log2(n / c) for c in counts if c > 0)
+        return data + (k - 1) / 2 * math.log2(n / 2) + math.log2(math.pi ** (k / 2) / math.gamma(k / 2))
+
+    def prune(node):
+        rows = rows_at[node]
+        leaf = 1 + class_bits(np.bincount(y[rows], weights=weight[rows], minlength=k))
+        if tree.children_left[node] == -1:
+            return leaf, set()
+        v = np.unique(X[rows, tree.feature[node]].astype(np.float32)).size
+        results = [prune(child) for child in _children(tree, node)]
+        split = 1 + math.log2(X.shape[1]) + (math.log2(v - 1) if v > 2 else 0.0) + sum(bits for bits, _ in results)
+        if leaf <= split:
+            return leaf, set()
+        return split, {node}.union(*(kept for _, kept in results))
+
+    return prune(0)[1]
+
+
+# --- chi-square pre-pruning -----------------------------------------------------------------------
+
+
+def test_min_split_significance_keeps_the_splits_scipys_chi_square_test_keeps():
+    X, y, weight = _classification_data()
+    grown = gpuforest.DecisionTreeClassifier(max_depth=6, device="cpu").fit(X, y, sample_weight=weight)
+    for significance in (0.001, 0.01):
+        kept = _naive_chi_square_kept(grown.tree_, X, y, weight, significance)
+        pruned = gpuforest.DecisionTreeClassifier(max_depth=6, min_split_significance=significance, device="cpu")
+        pruned.fit(X, y, sample_weight=weight)
+        assert 3 <= len(kept) < np.sum(grown.tree_.children_left != -1) * 3 // 4
+        _assert_pruned_from(pruned.tree_, grown.tree_, kept)
+
+
+def test_chi_square_pre_pruning_refuses_best_first_growth():
+    with pytest.raises(ValueError, match="max_leaf_nodes"):
+        gpuforest.DecisionTreeClassifier(min_split_significance=0.05, max_leaf_nodes=8, device="cpu").fit(
+            [[0.0], [1.0]], [0, 1]
+        )
+
+
+# --- validation pruning ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pruning", ["reduced_error", "validation"])
+@pytest.mark.parametrize("classification", [True, False])
+def test_validation_pruning_on_an_eval_set_matches_the_naive_algorithm(pruning, classification):
+    X, y, weight = _classification_data(500)
+    Estimator = gpuforest.DecisionTreeClassifier
+    if not classification:
+        Estimator = gpuforest.DecisionTreeRegressor
+        y = X[:, 0] + np.sin(3 * X[:, 1]) + np.random.RandomState(1).normal(0, 0.5, X.shape[0])
+    train, val = slice(0, 350), slice(350, None)
+    grown = Estimator(max_depth=7, device="cpu").fit(X[train], y[train])
+    eval_set = (X[val], y[val], weight[val])
+    pruned = Estimator(max_depth=7, pruning=pruning, device="cpu").fit(X[train], y[train], eval_set=eval_set)
+    naive = _naive_reduced_error_kept if pruning == "reduced_error" else _naive_validation_kept
+    kept = naive(grown.tree_, X[val], y[val], weight[val], classification)
+    assert 1 <= len(kept) < grown.tree_.node_count // 2
+    _assert_pruned_from(pruned.tree_, grown.tree_, kept)
+
+
+def test_reduced_error_pruning_never_loses_validation_accuracy_and_splits_stratified():
+    X, y, _ = _classification_data(600, seed=3)
+    grown = gpuforest.DecisionTreeClassifier(device="cpu", random_state=0).fit(X[:500], y[:500])
+    pruned = gpuforest.DecisionTreeClassifier(pruning="reduced_error", device="cpu", random_state=0)
+    pruned.fit(X[:500], y[:500], eval_set=(X[500:], y[500:]))
+    assert pruned.score(X[500:], y[500:]) >= grown.score(X[500:], y[500:])
+    assert pruned.get_n_leaves() < grown.get_n_leaves() / 3
+    # Without eval_set, a stratified validation_fraction of the rows is left out of growth.
+    split = gpuforest.DecisionTreeClassifier(pruning="validation", validation_fraction=0.2, device="cpu")
+    split.fit(X[:500], y[:500])
+    n_val = np.ceil(0.2 * 500)
+    root_counts = split.tree_.value[0, 0] * split.tree_.weighted_n_node_samples[0]
+    assert split.tree_.n_node_samples[0] == 500 - n_val
+    np.testing.assert_allclose(root_counts, np.bincount(y[:500]) * 0.8, atol=1)
+
+
+def test_forest_prunes_each_tree_on_its_out_of_bag_rows():
+    X, y, _ = _classification_data(300)
+    params = dict(n_estimators=3, max_depth=6, random_state=0, device="cpu")
+    grown = gpuforest.RandomForestClassifier(**params).fit(X, y)
+    pruned = gpuforest.RandomForestClassifier(pruning="reduced_error", **params).fit(X, y)
+    counts = grown._sample_counts(get_backend("cpu"), 0, 3, X.shape[0])
+    for tree, pruned_tree, tree_counts in zip(grown.trees_, pruned.trees_, counts):
+        out_of_bag = tree_counts == 0
+        kept = _naive_reduced_error_kept(tree, X[out_of_bag], y[out_of_bag], np.ones(out_of_bag.sum()), True)
+        _assert_pruned_from(pruned_tree, tree, kept)
+
+
+def test_validation_set_errors_name_the_problem():
+    X, y, _ = _classification_data(100)
+    tree = gpuforest.DecisionTreeClassifier(pruning="reduced_error", device="cpu")
+    with pytest.raises(ValueError, match="X_val has 4 features, but X has 5"):
+        tree.fit(X, y, eval_set=(X[:, :4], y))
+    with pytest.raises(ValueError, match="not seen in fit"):
+        tree.fit(X, y, eval_set=(X, y + 5))
+    with pytest.raises(ValueError, match="same number of rows"):
+        tree.fit(X, y, eval_set=(X, y[:50]))
+    with pytest.raises(ValueError, match="eval_set is only used by"):
+        gpuforest.RandomForestRegressor(n_estimators=2, device="cpu").fit(X, y, eval_set=(X, y))
+    with pytest.raises(ValueError, match="pruning"):
+        gpuforest.DecisionTreeRegressor(pruning="mdl", device="cpu").fit(X, y)
+
+
+# --- minimum description length -------------------------------------------------------------------
+
+
+def test_mdl_pruning_matches_the_naive_coding():
+    X, y, weight = _classification_data(400)
+    X = np.round(X, 1)  # repeated values: the threshold codes count distinct values, not rows
+    grown = gpuforest.DecisionTreeClassifier(device="cpu").fit(X, y, sample_weight=weight)
+    pruned = gpuforest.DecisionTreeClassifier(pruning="mdl", device="cpu").fit(X, y, sample_weight=weight)
+    kept = _naive_mdl_kept(grown.tree_, X, y, weight)
+    assert 2 <= len(kept) < grown.tree_.node_count // 4
+    _assert_pruned_from(pruned.tree_, grown.tree_, kept)
+
+
+# --- n-ary nodes ----------------------------------------------------------------------------------
+
+
+def _multiway_tree():
+    """A root with three children (a MULTIWAY split on feature 0); its second and third children split in two.
+
+    Leaves' class counts: node 1 (10, 0), node 4 (0, 5), node 5 (4, 1), node 6 (1, 6), node 7 (0, 3).
+    """
+    counts = np.array([[15, 15], [10, 0], [4, 6], [1, 9], [0, 5], [4, 1], [1, 6], [0, 3]], dtype=np.float64)
+    weight = counts.sum(axis=1)
+    proportions = counts / weight[:, None]
+    leaf, undefined = -1, -2
+    tree = Tree(
+        n_features=2,
+        children_left=np.array([1, leaf, 4, 6, leaf, leaf, leaf, leaf], dtype=np.int32),
+        children_right=np.array([3, leaf, 5, 7, leaf, leaf, leaf, leaf], dtype=np.int32),
+        feature=np.array([0, undefined, 1, 1] + [undefined] * 4, dtype=np.int32),
+        threshold=np.array([undefined, undefined, 0.5, 1.5] + [undefined] * 4, dtype=np.float64),
+        bin_threshold=np.array([undefined, undefined, 0, 1] + [undefined] * 4, dtype=np.int32),
+        missing_go_to_left=np.zeros(8, dtype=bool),
+        value=proportions[:, None, :],
+        impurity=1.0 - np.sum(proportions**2, axis=1),
+        n_node_samples=weight.astype(np.int64),
+        weighted_n_node_samples=weight,
+        depth=np.array([0, 1, 1, 1, 2, 2, 2, 2], dtype=np.int64),
+    )
+    tree.split_type[0] = MULTIWAY
+    return tree
+
+
+def _naive_weakest_link_path(tree):
+    """Breiman et al.'s weakest-link cutting on lists of children: (alphas, impurities, splits kept after each step)."""
+    children = {node: [] for node in range(tree.node_count)}
+    for node in np.flatnonzero(tree.children_left != -1):
+        children[node] = _children(tree, node)
+    risk = tree.weighted_n_node_samples * tree.impurity / tree.weighted_n_node_samples[0]
+
+    def leaves(node):
+        return [node] if not children[node] else [leaf for child in children[node] for leaf in leaves(child)]
+
+    def splits(node):
+        return [] if not children[node] else [node] + [split for child in children[node] for split in splits(child)]
+
+    alphas, impurities, kept = [0.0], [risk[leaves(0)].sum()], [set(splits(0))]
+    while children[0]:
+        alpha, weakest = min(
+            ((risk[node] - risk[leaves(node)].sum()) / (len(leaves(node)) - 1), node) for node in splits(0)
+        )
+        children[weakest] = []
+        alphas.append(alpha)
+        impurities.append(risk[leaves(0)].sum())
+        kept.append(set(splits(0)))
+    return np.array(alphas), np.array(impurities), kept
+
+
+def test_cost_complexity_pruning_of_a_multiway_tree_is_the_weakest_link_cutting():
+    tree = _multiway_tree()
+    alphas, impurities, kept = _naive_weakest_link_path(tree)
+    path = cost_complexity_path(tree)
+    assert alphas.shape == (4,)
+    np.testing.assert_allclose(path[0], alphas, rtol=1e-12)
+    np.testing.assert_allclose(path[1], impurities, rtol=1e-12)
+    for step in range(1, 4):
+        pruned = prune_cost_complexity(tree, (alphas[step - 1] + alphas[step]) / 2)
+        _assert_pruned_from(pruned, tree, kept[step - 1])
+        internal = np.flatnonzero(pruned.children_left != -1)
+        assert np.all(pruned.children_left[internal] > internal)  # breadth-first, children after parents
+
+
+def test_chi_square_p_values_of_a_multiway_tree_are_scipys():
+    tree = _multiway_tree()
+    expected = np.ones(tree.node_count)
+    for node in (0, 2, 3):
+        table = np.array([tree.value[c, 0] * tree.weighted_n_node_samples[c] for c in _children(tree, node)])
+        expected[node] = scipy.stats.chi2_contingency(table[:, table.sum(axis=0) > 0], correction=False).pvalue
+    np.testing.assert_allclose(split_p_values(tree), expected, rtol=1e-10)
+    for significance in (0.001, 0.05):
+        assert expected[0] < significance  # the root stays; its children's splits by their own test
+        kept = {0} | {node for node in (2, 3) if expected[node] < significance}
+        _assert_pruned_from(prune_chi_square(tree, significance), tree, kept)
