@@ -9,6 +9,7 @@ under numba's CUDA simulator). Both are ``Backend`` with a different array
 library and kernel package.
 """
 
+import contextlib
 import importlib
 import itertools
 import math
@@ -18,6 +19,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from .devices import host_free_memory_bytes
+from .kernels.counting import ACTIVE, DeviceCounts, count
 
 DEVICES = ("auto", "cpu", "cuda")
 
@@ -77,7 +79,7 @@ class PackedLayout:
         """The arrays, as views of ``buffer`` (uint8, ``n_bytes``; numpy or CuPy), one constructor each."""
         if isinstance(buffer, np.ndarray):
             return [
-                np.ndarray(shape, dtype, buffer=buffer, offset=offset)
+                np.ndarray.__new__(type(buffer), shape, dtype, buffer=buffer, offset=offset)
                 for (shape, dtype), offset in zip(self.specs, self.offsets)
             ]
         return [
@@ -157,6 +159,21 @@ class Backend:
     def free_memory_bytes(self):
         """Memory this backend may still allocate."""
         return host_free_memory_bytes()
+
+    @contextlib.contextmanager
+    def counting(self):
+        """Count what the backend does to the device inside a ``with`` block: yields a ``DeviceCounts``.
+
+        Copies are counted where the backend makes them (``to_device``,
+        ``to_device_many``, ``to_host``), launches where the CUDA kernels are
+        launched; the CPU backend has no device and counts nothing.
+        """
+        counts = DeviceCounts()
+        previous, ACTIVE.counts = ACTIVE.counts, counts
+        try:
+            yield counts
+        finally:
+            ACTIVE.counts = previous
 
     def to_device(self, array):
         return self.xp.asarray(array)
@@ -411,22 +428,37 @@ class CUDABackend(Backend):
         from numba import config
 
         if config.ENABLE_CUDASIM:
-            xp = np
+            xp, self.device_array = SimulatedDevice(), SimulatedDeviceArray
         else:
             import cupy as xp
 
+            self.device_array = xp.ndarray
             self.out_of_memory_errors = (MemoryError, xp.cuda.memory.OutOfMemoryError)
         super().__init__("cuda", xp, _kernel_modules("cuda"))
 
+    def to_device(self, array):
+        if not isinstance(array, self.device_array):
+            count("host_to_device")
+        return self.xp.asarray(array)
+
+    def to_host(self, array):
+        if not isinstance(array, self.device_array):
+            return np.asarray(array)
+        count("device_to_host")
+        return array.get()
+
     def to_device_many(self, *arrays):
         """``to_device`` of each array, the host ones (numpy arrays and scalars) in one copy."""
-        on_host = [index for index, array in enumerate(arrays) if isinstance(array, (np.ndarray, np.generic, float))]
+        on_host = [
+            index for index, array in enumerate(arrays)
+            if isinstance(array, (np.ndarray, np.generic, float)) and not isinstance(array, self.device_array)
+        ]
         if len(on_host) < 2:
             return super().to_device_many(*arrays)
         host = [np.asarray(arrays[index]) for index in on_host]
         layout = PackedLayout([(array.shape, array.dtype) for array in host])
         device = list(arrays)
-        for index, view in zip(on_host, layout.views(self.xp.asarray(layout.pack(host)))):
+        for index, view in zip(on_host, layout.views(self.to_device(layout.pack(host)))):
             device[index] = view
         return tuple(device)
 
@@ -438,10 +470,62 @@ class CUDABackend(Backend):
         return layout.views(self.to_host(buffer))
 
     def free_memory_bytes(self):
-        if self.xp is np:
+        if isinstance(self.xp, SimulatedDevice):
             return super().free_memory_bytes()
         free, _ = self.xp.cuda.runtime.memGetInfo()
         return free + self.xp.get_default_memory_pool().free_bytes()
+
+
+class SimulatedDeviceArray(np.ndarray):
+    """Device memory under numba's CUDA simulator: a numpy array the backend tells from a host one.
+
+    As with CuPy, a reduction gives a 0-d array, ``get`` copies to the host,
+    and a Python number made of a device array (``bool``, ``int``, ``float``,
+    ``item``) is a synchronising copy to the host, counted (``Backend.counting``).
+    """
+
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        return super().__array_wrap__(array, context, False)
+
+    def get(self):
+        return np.array(self.view(np.ndarray))
+
+    def _to_host_number(self, convert):
+        count("device_to_host")
+        return convert(self.view(np.ndarray))
+
+    def __bool__(self):
+        return self._to_host_number(bool)
+
+    def __int__(self):
+        return self._to_host_number(int)
+
+    def __float__(self):
+        return self._to_host_number(float)
+
+    def item(self, *args):
+        return self._to_host_number(lambda array: array.item(*args))
+
+
+class SimulatedDevice:
+    """numpy in CuPy's place under numba's CUDA simulator: the arrays it makes are ``SimulatedDeviceArray``,
+    and ``asarray`` copies, as a copy to the device does."""
+
+    _MAKERS = frozenset({
+        "arange", "concatenate", "empty", "empty_like", "flatnonzero", "full", "ones", "stack", "tile", "zeros",
+    })
+
+    def __getattr__(self, name):
+        function = getattr(np, name)
+        if name not in self._MAKERS:
+            return function
+        return lambda *args, **kwargs: function(*args, **kwargs).view(SimulatedDeviceArray)
+
+    @staticmethod
+    def asarray(array, dtype=None):
+        if isinstance(array, SimulatedDeviceArray):
+            return array if dtype is None else array.astype(dtype, copy=False)
+        return np.array(array, dtype=dtype).view(SimulatedDeviceArray)
 
 
 def cuda_available():

@@ -4,10 +4,14 @@ The simulator runs every CUDA thread in Python, so the data are tiny; the real
 device runs the same comparison in tests/gpu/.
 """
 
+import functools
+
 import numpy as np
 import pytest
 
-from gpuforest import DecisionTreeClassifier, DecisionTreeRegressor
+from gpuforest import (
+    DecisionTreeClassifier, DecisionTreeRegressor, GradientBoostingClassifier, RandomForestClassifier,
+)
 from gpuforest.backend import get_backend
 
 TREE_ARRAYS = (
@@ -91,3 +95,74 @@ def test_to_device_many_packs_host_arrays_in_one_buffer():
         assert array.dtype == original.dtype and array.shape == original.shape
         np.testing.assert_array_equal(backend.to_host(array), original)
         assert array.base is base and array.ctypes.data % 8 == 0
+
+
+# --- counting what the backend does to the device ---------------------------------------------
+
+
+def test_counting_counts_launches_copies_and_host_reads_of_device_values():
+    backend = get_backend("cuda")
+    host = np.arange(6)
+    with backend.counting() as counts:
+        device = backend.to_device(host)  # a copy to the device
+        assert backend.to_device(device) is device  # already there: no copy
+        backend.to_device_many(host, host + 1, device, None)  # two host arrays: one packed copy
+        np.testing.assert_array_equal(backend.to_host(device), host)  # a copy to the host
+        assert bool((device == 1).any())  # a device value read by the host: a synchronising copy
+        draws = backend.uniform_per_row(0, 0, 0, 5)  # one kernel
+    assert (counts.launches, counts.host_to_device, counts.device_to_host) == (1, 2, 2)
+    backend.to_host(draws)
+    assert counts.device_to_host == 2  # nothing counted outside the block
+
+
+def fit_counts(model, X, y):
+    """What ``model.fit`` did to the (simulated) device: ``(launches, host_to_device, device_to_host)``."""
+    with get_backend("cuda").counting() as counts:
+        model.fit(X, y)
+    return counts.launches, counts.host_to_device, counts.device_to_host
+
+
+def counting_data():
+    """120 rows of a noisy target: every node to depth 3 splits, and on histograms (8 bins)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 3))
+    return X, (X[:, 0] + X[:, 1] + rng.normal(size=120) > 0).astype(int)
+
+
+def per_level(model_at_depth, depths=(1, 2, 3)):
+    """The counts each level adds, for the models ``model_at_depth(depth)`` of ``depths``."""
+    X, y = counting_data()
+    counts = np.array([fit_counts(model_at_depth(depth), X, y) for depth in depths])
+    return np.diff(counts, axis=0)
+
+
+@functools.cache
+def forest_per_level(n_trees):
+    return per_level(lambda depth: RandomForestClassifier(
+        n_estimators=n_trees, max_depth=depth, max_bins=8, device="cuda", random_state=0
+    ))
+
+
+def test_a_forest_level_costs_the_same_for_2_trees_as_for_8():
+    """Every tree of a batch shares each launch and copy: a level costs the same whatever the trees."""
+    two, eight = forest_per_level(2), forest_per_level(8)
+    np.testing.assert_array_equal(two, eight)
+
+
+def test_a_boosting_level_costs_the_same_at_every_depth_and_round():
+    def boosting(n_rounds):
+        return per_level(lambda depth: GradientBoostingClassifier(
+            n_estimators=n_rounds, max_depth=depth, grow_policy="depthwise", max_bins=8, early_stopping=False,
+            device="cuda", random_state=0,
+        ))
+
+    one_round, two_rounds = boosting(1), boosting(2)
+    assert (one_round == one_round[0]).all()
+    np.testing.assert_array_equal(two_rounds, 2 * one_round)
+
+
+@pytest.mark.xfail(strict=True, reason="issue #13 Deliver 1: the node bookkeeping is not on the device yet")
+def test_a_level_fits_the_budget_of_issue_13():
+    """At most 8 launches, no copy to the device and at most one copy back per level."""
+    launches, host_to_device, device_to_host = forest_per_level(2)[-1]
+    assert launches <= 8 and host_to_device == 0 and device_to_host <= 1

@@ -37,7 +37,7 @@ else:
 
 def jit_kernel(kernel):
     """``cuda.jit(kernel)`` linked from PTX, without link-time optimisation, launched
-    through ``launch.CachedKernel`` on a GPU.
+    through ``launch.CachedKernel`` on a GPU (``launch.SimulatedKernel`` under the simulator).
 
     numba-cuda links through nvJitLink with LTO when it can, and LTO fuses
     ``a * b + c`` into one FMA whatever NVVM was told (seen on an H200: gini
@@ -45,9 +45,10 @@ def jit_kernel(kernel):
     ``-fma=0`` holds. The simulator and numba-cuda releases before LTO take no
     ``lto`` option.
     """
+    from .launch import CachedKernel, SimulatedKernel
+
     if config.ENABLE_CUDASIM:
-        return cuda.jit(kernel)
-    from .launch import CachedKernel
+        return SimulatedKernel(cuda.jit(kernel))
 
     if "lto" in inspect.signature(cuda.jit).parameters:
         return CachedKernel(cuda.jit(kernel, lto=False))

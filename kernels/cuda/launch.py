@@ -1,10 +1,12 @@
-"""Launch configuration shared by the one-thread-per-item CUDA kernels, and ``CachedKernel``."""
+"""Launch configuration shared by the one-thread-per-item CUDA kernels; ``CachedKernel`` and ``SimulatedKernel``."""
 
 import functools
 import sys
 
 import numpy as np
 from numba import config, types
+
+from ..counting import count
 
 if not config.ENABLE_CUDASIM:
     from numba.cuda import dispatcher as _dispatcher
@@ -37,6 +39,7 @@ class CachedKernel:
         self._specialisations = {}
 
     def __getitem__(self, launch_config):
+        count("launches")
         griddim, blockdim = (
             tuple(map(int, dims)) if isinstance(dims, tuple) else int(dims) for dims in launch_config
         )
@@ -62,6 +65,20 @@ class CachedKernel:
                 kernel._prepare_args(argument_type, value, None, None, kernel_args)
         config = _dispatcher.LaunchConfig(grid=griddim, block=blockdim, shmem_size=0)
         _dispatcher.launch(_default_stream(), config, function, *kernel_args)
+
+
+class SimulatedKernel:
+    """A kernel of numba's CUDA simulator whose launches are counted (``Backend.counting``)."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+
+    def __getitem__(self, launch_config):
+        count("launches")
+        return self.kernel[launch_config]
+
+    def __getattr__(self, name):
+        return getattr(self.kernel, name)
 
 
 def _argument_key(value):
