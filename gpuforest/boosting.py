@@ -322,8 +322,8 @@ class BaseGradientBoosting(AllowNaNMixin, BaseEstimator):
 
     def _per_tree_values(self, X):
         """Each tree's leaf value for each row, shape (n_samples, n_trees)."""
-        tree_offsets, threshold, node_info, value, _ = self._packed_trees()
-        leaves = get_backend(self.device_).predict_leaves(X, tree_offsets, threshold, node_info)
+        tree_offsets, split_value, node_info, category_bitset, value, _ = self._packed_trees()
+        leaves = get_backend(self.device_).predict_leaves(X, tree_offsets, split_value, node_info, category_bitset)
         return value[tree_offsets[None, :] + leaves, 0]
 
     def _raw_predict(self, X):

@@ -232,7 +232,8 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
     # --- the grown forest ----------------------------------------------------------------
 
     def _pack(self):
-        self._tree_offsets, self._threshold, self._node_info, self._value, self._tree_node = pack_forest(self.trees_)
+        (self._tree_offsets, self._split_value, self._node_info, self._category_bitset, self._value,
+         self._tree_node) = pack_forest(self.trees_)
 
     def _tree_values(self, backend, X, first_tree=0, n_trees=None):
         """Each tree's leaf value for each row: shape (n_trees, n_samples, n_values), float64.
@@ -241,7 +242,7 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
         """
         stop = len(self.trees_) if n_trees is None else first_tree + n_trees
         offsets = self._tree_offsets[first_tree:stop]
-        leaves = backend.predict_leaves(X, offsets, self._threshold, self._node_info)
+        leaves = backend.predict_leaves(X, offsets, self._split_value, self._node_info, self._category_bitset)
         return self._value[offsets[:, None] + leaves.T]
 
     def _row_blocks(self, n_samples, n_trees):
@@ -347,7 +348,9 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
         """Leaf of every row in every tree: shape (n_samples, n_estimators), int64."""
         X = self._validate_X_predict(X)
         backend = get_backend(self.device_)
-        leaves = backend.predict_leaves(X, self._tree_offsets, self._threshold, self._node_info)
+        leaves = backend.predict_leaves(
+            X, self._tree_offsets, self._split_value, self._node_info, self._category_bitset
+        )
         return self._tree_node[self._tree_offsets[None, :] + leaves]
 
     def decision_path(self, X):
