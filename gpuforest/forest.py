@@ -78,7 +78,7 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
     def __init__(
         self, *, n_estimators, criterion, max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf,
         max_features, max_leaf_nodes, min_impurity_decrease, bootstrap, oob_score, n_jobs, random_state, verbose,
-        warm_start, max_samples, max_bins, device,
+        warm_start, max_samples, max_bins, device, categorical_features,
     ):
         self.n_estimators = n_estimators
         self.criterion = criterion
@@ -98,6 +98,7 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
         self.max_samples = max_samples
         self.max_bins = max_bins
         self.device = device
+        self.categorical_features = categorical_features
 
     # --- fitting ------------------------------------------------------------------------
 
@@ -116,7 +117,9 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
             self.trees_ = []
             self._seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
             positive = sample_weight > 0
-            self._bin_mapper = BinMapper(self.max_bins, random_state=self._seed).fit(X[positive])
+            self._bin_mapper = BinMapper(
+                self.max_bins, random_state=self._seed, is_categorical=self.is_categorical_
+            ).fit(X[positive])
         n_more = self.n_estimators - len(self.trees_)
         if n_more < 0:
             raise ValueError(
@@ -317,7 +320,7 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
             min_samples_leaf=self.min_samples_leaf, min_weight_fraction_leaf=self.min_weight_fraction_leaf,
             max_features=self.max_features, max_leaf_nodes=self.max_leaf_nodes,
             min_impurity_decrease=self.min_impurity_decrease, random_state=random_state, max_bins=self.max_bins,
-            device=self.device,
+            device=self.device, categorical_features=self.categorical_features,
         )
 
     def _as_estimator(self, index, tree):
@@ -329,6 +332,7 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
         estimator.max_features_ = self.max_features_
         estimator.device_ = self.device_
         estimator._bin_mapper = self._bin_mapper
+        estimator.is_categorical_, estimator.categories_ = self.is_categorical_, self.categories_
         self._set_estimator_targets(estimator)
         return estimator
 
@@ -546,12 +550,14 @@ _CLASSIFIER_DOC = """{summary}
         class gets more than half of the votes.
     max_bins : int, default=256
     device : {{"auto", "cpu", "cuda"}}, default="auto"
+    categorical_features : None, "from_dtype", or array-like of bool, int or str, default=None
+        The categorical features, as in ``gpuforest.DecisionTreeClassifier``.
 
     Attributes
     ----------
     estimators_ : list of DecisionTreeClassifier
     trees_ : list of gpuforest.tree.Tree
-    classes_, n_classes_, n_features_in_, feature_names_in_, n_outputs_, max_features_
+    classes_, n_classes_, n_features_in_, feature_names_in_, is_categorical_, categories_, n_outputs_, max_features_
     feature_importances_ : ndarray of shape (n_features_in_,)
     oob_score_ : float
     oob_decision_function_ : ndarray of shape (n_samples, n_classes_)
@@ -572,12 +578,14 @@ _REGRESSOR_DOC = """{summary}
         CPU threads of the numba kernels during ``fit``.
     max_bins : int, default=256
     device : {{"auto", "cpu", "cuda"}}, default="auto"
+    categorical_features : None, "from_dtype", or array-like of bool, int or str, default=None
+        The categorical features, as in ``gpuforest.DecisionTreeClassifier``.
 
     Attributes
     ----------
     estimators_ : list of DecisionTreeRegressor
     trees_ : list of gpuforest.tree.Tree
-    n_features_in_, feature_names_in_, n_outputs_, max_features_
+    n_features_in_, feature_names_in_, is_categorical_, categories_, n_outputs_, max_features_
     feature_importances_ : ndarray of shape (n_features_in_,)
     oob_score_ : float
     oob_prediction_ : ndarray of shape (n_samples,)
@@ -590,7 +598,7 @@ def _classifier_init(default_bootstrap, default_max_features):
         min_weight_fraction_leaf=0.0, max_features=default_max_features, max_leaf_nodes=None,
         min_impurity_decrease=0.0, bootstrap=default_bootstrap, oob_score=False, n_jobs=None, random_state=None,
         verbose=0, warm_start=False, class_weight=None, max_samples=None, voting="soft", reject_label=-1,
-        max_bins=256, device="auto",
+        max_bins=256, device="auto", categorical_features=None,
     ):
         BaseForest.__init__(
             self, n_estimators=n_estimators, criterion=criterion, max_depth=max_depth,
@@ -598,7 +606,7 @@ def _classifier_init(default_bootstrap, default_max_features):
             min_weight_fraction_leaf=min_weight_fraction_leaf, max_features=max_features,
             max_leaf_nodes=max_leaf_nodes, min_impurity_decrease=min_impurity_decrease, bootstrap=bootstrap,
             oob_score=oob_score, n_jobs=n_jobs, random_state=random_state, verbose=verbose, warm_start=warm_start,
-            max_samples=max_samples, max_bins=max_bins, device=device,
+            max_samples=max_samples, max_bins=max_bins, device=device, categorical_features=categorical_features,
         )
         self.class_weight = class_weight
         self.voting = voting
@@ -612,7 +620,7 @@ def _regressor_init(default_bootstrap, default_max_features):
         self, n_estimators=100, *, criterion="squared_error", max_depth=None, min_samples_split=2,
         min_samples_leaf=1, min_weight_fraction_leaf=0.0, max_features=default_max_features, max_leaf_nodes=None,
         min_impurity_decrease=0.0, bootstrap=default_bootstrap, oob_score=False, n_jobs=None, random_state=None,
-        verbose=0, warm_start=False, max_samples=None, max_bins=256, device="auto",
+        verbose=0, warm_start=False, max_samples=None, max_bins=256, device="auto", categorical_features=None,
     ):
         BaseForest.__init__(
             self, n_estimators=n_estimators, criterion=criterion, max_depth=max_depth,
@@ -620,7 +628,7 @@ def _regressor_init(default_bootstrap, default_max_features):
             min_weight_fraction_leaf=min_weight_fraction_leaf, max_features=max_features,
             max_leaf_nodes=max_leaf_nodes, min_impurity_decrease=min_impurity_decrease, bootstrap=bootstrap,
             oob_score=oob_score, n_jobs=n_jobs, random_state=random_state, verbose=verbose, warm_start=warm_start,
-            max_samples=max_samples, max_bins=max_bins, device=device,
+            max_samples=max_samples, max_bins=max_bins, device=device, categorical_features=categorical_features,
         )
 
     return __init__
