@@ -81,7 +81,7 @@ def categorical_mask(categorical_features, n_features, feature_names=None, categ
                 "column names, or give indices or a bool mask."
             )
         names = list(feature_names)
-        unknown = [name for name in features.ravel() if name not in names]
+        unknown = [str(name) for name in features.ravel() if name not in names]
         if unknown:
             raise ValueError(f"categorical_features names {unknown}, which are not features of X: {names}.")
         mask[[names.index(name) for name in features.ravel()]] = True
@@ -106,9 +106,9 @@ def _with_columns(frame, columns):
     return frame
 
 
-def _codes_as_float(categorical):
-    """A pandas Categorical's codes as float32, NaN where missing (code -1)."""
-    codes = np.asarray(categorical.codes, dtype=np.float32)
+def _codes_as_float(codes):
+    """Category codes as float32, NaN where missing (pandas' code -1)."""
+    codes = np.asarray(codes, dtype=np.float32)
     codes[codes < 0] = np.nan
     return codes
 
@@ -139,7 +139,7 @@ def encode_fit_input(estimator, X):
     for feature_idx in np.flatnonzero(mask & category_dtypes):
         column = X.iloc[:, feature_idx]
         categories[feature_idx] = np.asarray(column.cat.categories)
-        codes[feature_idx] = _codes_as_float(column.cat)
+        codes[feature_idx] = _codes_as_float(column.cat.codes)
     return _with_columns(X, codes), (mask, categories)
 
 
@@ -180,9 +180,9 @@ def encode_predict_input(estimator, X):
     import pandas
 
     codes = {
-        feature_idx: _codes_as_float(pandas.Categorical(X.iloc[:, feature_idx], estimator.categories_[feature_idx]))
-        for feature_idx in np.flatnonzero(mask)
-        if not pandas.api.types.is_numeric_dtype(X.dtypes.iloc[feature_idx])
+        feature_idx: _codes_as_float(pandas.Index(categories).get_indexer(X.iloc[:, feature_idx]))
+        for feature_idx, categories in enumerate(estimator.categories_)
+        if mask[feature_idx] and not pandas.api.types.is_numeric_dtype(X.dtypes.iloc[feature_idx])
     }
     return _with_columns(X, codes) if codes else X
 
@@ -196,8 +196,9 @@ def mask_unknown_codes(estimator, X):
     copied = False
     for feature_idx in np.flatnonzero(mask):
         values = X[:, feature_idx]
+        n_categories = estimator.categories_[feature_idx].shape[0]
         with np.errstate(invalid="ignore"):
-            known = (values >= 0) & (values < estimator.categories_[feature_idx].shape[0]) & (values == np.floor(values))
+            known = (values >= 0) & (values < n_categories) & (values == np.floor(values))
         unknown = ~known & ~np.isnan(values)
         if unknown.any():
             if not copied:

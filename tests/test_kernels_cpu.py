@@ -1104,8 +1104,7 @@ def test_predict_leaves_and_raw_route_every_split_kind(seed):
     categorical and multiway splits and rows with codes, NaN and values that are no code."""
     rng = np.random.default_rng(515 + seed)
     X, trees = mixed_forest(rng, 200)
-    packed = pack_forest(trees)
-    tree_offsets, split_value, node_info, category_bitset, value, tree_node = packed
+    tree_offsets, split_value, node_info, category_bitset, value, tree_node = pack_forest(trees)
     out = np.full((X.shape[0], len(trees)), -5, dtype=np.int32)
     predict.predict_leaves(X, tree_offsets, split_value, node_info, category_bitset, out)
     leaves = tree_node[tree_offsets + out]
@@ -1114,7 +1113,8 @@ def test_predict_leaves_and_raw_route_every_split_kind(seed):
     stopped = np.concatenate([tree.split_type[expected[:, t]] for t, tree in enumerate(trees)])
     assert np.any(stopped == MULTIWAY)  # some rows stop at a multiway node
     raw = np.tile([0.5, -1.0], (X.shape[0], 1))
-    predict.predict_raw(X, tree_offsets, split_value, node_info, category_bitset, np.ascontiguousarray(value[:, 0]), raw)
+    leaf_value = np.ascontiguousarray(value[:, 0])
+    predict.predict_raw(X, tree_offsets, split_value, node_info, category_bitset, leaf_value, raw)
     expected_raw = np.tile([0.5, -1.0], (X.shape[0], 1))
     for t, tree in enumerate(trees):  # in tree order, as the kernel adds them
         expected_raw[:, t % 2] += tree.value[expected[:, t], 0, 0]
