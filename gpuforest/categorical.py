@@ -9,15 +9,17 @@ scikit-learn's ``"from_dtype"``: a ``category`` column of numbers was, and
 stays by default, a numeric feature.
 
 At fit (``encode_fit_input`` before scikit-learn's validation,
-``record_categories`` after it), a ``category`` column of a categorical
-feature is replaced by its codes (``.cat.codes``; -1, missing, becomes NaN)
-and its categories are kept; any other categorical column must already hold
-codes, integers from 0 (``binning.category_counts`` checks them and the
-number of categories against ``max_bins``). The estimator gets
+``record_categories`` after it), a non-numeric column of a categorical
+feature (a ``category`` column, strings) is replaced by its codes (those of
+``pandas.Categorical``: a ``category`` column's own, else the sorted distinct
+values'; missing becomes NaN) and its categories are kept; a numeric
+categorical column must already hold codes, integers from 0
+(``binning.category_counts`` checks them and the number of categories against
+``max_bins``). The estimator gets
 
 - ``is_categorical_``: bool mask of shape (n_features_in_,), or None when no
   feature is categorical (as scikit-learn's);
-- ``categories_``: per feature, the categories in code order (a ``category``
+- ``categories_``: per feature, the categories in code order (a non-numeric
   column's categories, else the codes ``0 .. n - 1``), None for numeric
   features; None when no feature is categorical.
 
@@ -116,7 +118,7 @@ def _codes_as_float(codes):
 def encode_fit_input(estimator, X):
     """``(X, frame_categories)`` at fit, before scikit-learn's validation.
 
-    For a DataFrame: X with the ``category`` columns of its categorical
+    For a DataFrame: X with the non-numeric columns of its categorical
     features replaced by their codes (float32, NaN where missing), and
     ``frame_categories = (mask, categories)`` (``categorical_mask``, and per
     feature the categories of such a column, else None). For any other X:
@@ -136,10 +138,12 @@ def encode_fit_input(estimator, X):
     if mask is None:
         return X, (None, categories)
     codes = {}
-    for feature_idx in np.flatnonzero(mask & category_dtypes):
-        column = X.iloc[:, feature_idx]
-        categories[feature_idx] = np.asarray(column.cat.categories)
-        codes[feature_idx] = _codes_as_float(column.cat.codes)
+    for feature_idx in np.flatnonzero(mask):
+        if pandas.api.types.is_numeric_dtype(X.dtypes.iloc[feature_idx]):
+            continue  # holds codes
+        column = pandas.Categorical(X.iloc[:, feature_idx])
+        categories[feature_idx] = np.asarray(column.categories)
+        codes[feature_idx] = _codes_as_float(column.codes)
     return _with_columns(X, codes), (mask, categories)
 
 

@@ -227,7 +227,8 @@ def pack_forest(trees):
         tree_offsets : ndarray of shape (n_trees,), dtype int64
             Index of each tree's root in the flat arrays.
         split_value : ndarray of shape (n_nodes_total,), dtype float64
-            ``pack_split_values``' of every node: the threshold of a numeric split.
+            Each node's split value (``pack_split_values``): a numeric split's threshold, a
+            categorical split's row of ``category_bitset``, a multiway node's number of children.
         node_info : ndarray of shape (n_nodes_total,), dtype int64
             ``pack_node_info`` of every node, child indices in the new numbering.
         category_bitset : ndarray of shape (n_categorical_splits, CATEGORY_WORDS), dtype uint32
@@ -322,9 +323,8 @@ class NodeForest(NamedTuple):
 
 class PackedForest(tuple):
     """``pack_forest``'s arrays ``(tree_offsets, split_value, node_info, category_bitset, value, tree_node)``,
-    a tuple,
-    and ``raw_forest()``, the layout of the same trees for ``Backend.predict_raw``, built on first use
-    (prediction leaves the estimator holding it unchanged)."""
+    a tuple, and ``raw_forest()``, the layout of the same trees for ``Backend.predict_raw``, built on first
+    use (prediction leaves the estimator holding it unchanged)."""
 
     def __new__(cls, arrays, trees):
         packed = super().__new__(cls, arrays)

@@ -96,7 +96,7 @@ def test_names_need_feature_names():
 
 def test_category_columns_train_on_their_codes():
     """A frame's ``category`` column trains as its codes: the same tree as on the codes by hand (NaN
-    where missing), and ``categories_`` are the column's categories."""
+    where missing), and ``categories_`` are the column's categories; a column of strings too."""
     rng = np.random.default_rng(2)
     X, y = color_frame(rng, 80)
     X.loc[rng.random(80) < 0.1, "color"] = np.nan
@@ -107,6 +107,12 @@ def test_category_columns_train_on_their_codes():
     for name in ("children_left", "feature", "threshold", "missing_go_to_left", "value"):
         np.testing.assert_array_equal(getattr(by_frame.tree_, name), getattr(by_codes.tree_, name))
     assert list(by_frame.categories_[0]) == COLORS and by_frame.categories_[1] is None
+    # Strings code as the categories of their sorted distinct values.
+    by_strings = gpuforest.DecisionTreeClassifier(categorical_features=["color", "grade"], device="cpu").fit(
+        X.assign(color=X["color"].astype(object)), y
+    )
+    np.testing.assert_array_equal(by_strings.tree_.threshold, by_codes.tree_.threshold)
+    assert list(by_strings.categories_[0]) == COLORS
     np.testing.assert_array_equal(by_frame.categories_[2], np.arange(5))
     assert list(by_frame.feature_names_in_) == ["color", "size", "grade"]
 
