@@ -27,12 +27,14 @@ from functools import partial
 import numpy as np
 from sklearn.ensemble import AdaBoostClassifier as _SklearnAdaBoostClassifier
 from sklearn.ensemble import AdaBoostRegressor as _SklearnAdaBoostRegressor
+from sklearn.base import clone
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 
 from .backend import get_backend
 from .binning import BinMapper
+from .categorical import record_categories
 from .decision_tree import (
     TREE_PARAMETER_CONSTRAINTS,
     AllowNaNMixin,
@@ -49,7 +51,9 @@ from .statistics import classification_statistics
 
 EPSILON = np.finfo(np.float64).eps
 
-_DEVICE_CONSTRAINTS = {name: TREE_PARAMETER_CONSTRAINTS[name] for name in ("max_bins", "device")}
+_DEVICE_CONSTRAINTS = {
+    name: TREE_PARAMETER_CONSTRAINTS[name] for name in ("max_bins", "device", "categorical_features")
+}
 
 
 class _WeightBoosting(AllowNaNMixin):
@@ -68,9 +72,17 @@ class _WeightBoosting(AllowNaNMixin):
         return validate_predict_data(self, X)
 
     def _validate_estimator(self):
-        """``estimator_``: the given estimator, or the default tree with this ensemble's ``max_bins`` and ``device``."""
+        """``estimator_``: the given estimator, or the default tree with this ensemble's ``max_bins`` and ``device``.
+
+        The members see X with the categorical features as codes: a member that takes
+        ``categorical_features`` (a gpuforest tree) and declares none gets the ensemble's as a mask.
+        """
         if self.estimator is None:
-            self.estimator_ = self._default_tree(max_bins=self.max_bins, device=self.device)
+            self.estimator_ = self._default_tree(
+                max_bins=self.max_bins, device=self.device, categorical_features=self.is_categorical_
+            )
+        elif self.is_categorical_ is not None and getattr(self.estimator, "categorical_features", False) is None:
+            self.estimator_ = clone(self.estimator).set_params(categorical_features=self.is_categorical_)
         else:
             self.estimator_ = self.estimator
 
@@ -153,6 +165,9 @@ class AdaBoostClassifier(_WeightBoosting, _SklearnAdaBoostClassifier):
         Seeds each member's ``random_state`` and the re-samples.
     max_bins : int, default=256
         ``max_bins`` of the default stump.
+    categorical_features : None, "from_dtype", or array-like of bool, int or str, default=None
+        The categorical features, as in ``gpuforest.DecisionTreeClassifier``. The members
+        see them as codes; a gpuforest tree member without its own gets them as a mask.
     device : {"auto", "cpu", "cuda"}, default="auto"
         ``device`` of the default stump.
 
@@ -171,6 +186,8 @@ class AdaBoostClassifier(_WeightBoosting, _SklearnAdaBoostClassifier):
     n_classes_ : int
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
+    is_categorical_, categories_
+        As in ``gpuforest.DecisionTreeClassifier``.
     feature_importances_ : ndarray of shape (n_features_in_,)
         The members' importances averaged with the estimator weights.
     """
@@ -184,7 +201,7 @@ class AdaBoostClassifier(_WeightBoosting, _SklearnAdaBoostClassifier):
 
     def __init__(
         self, estimator=None, *, n_estimators=50, learning_rate=1.0, algorithm="SAMME", random_state=None,
-        max_bins=256, device="auto",
+        max_bins=256, device="auto", categorical_features=None,
     ):
         super().__init__(
             estimator=estimator, n_estimators=n_estimators, learning_rate=learning_rate, random_state=random_state
@@ -192,6 +209,7 @@ class AdaBoostClassifier(_WeightBoosting, _SklearnAdaBoostClassifier):
         self.algorithm = algorithm
         self.max_bins = max_bins
         self.device = device
+        self.categorical_features = categorical_features
 
     def fit(self, X, y, sample_weight=None):
         """Boost members on ``X`` (n_samples, n_features) and class labels ``y`` (n_samples,).
@@ -311,6 +329,9 @@ class AdaBoostRegressor(_WeightBoosting, _SklearnAdaBoostRegressor):
         Seeds each member's ``random_state`` and the re-samples.
     max_bins : int, default=256
         ``max_bins`` of the default tree.
+    categorical_features : None, "from_dtype", or array-like of bool, int or str, default=None
+        The categorical features, as in ``gpuforest.DecisionTreeClassifier``. The members
+        see them as codes; a gpuforest tree member without its own gets them as a mask.
     device : {"auto", "cpu", "cuda"}, default="auto"
         ``device`` of the default tree.
 
@@ -319,6 +340,8 @@ class AdaBoostRegressor(_WeightBoosting, _SklearnAdaBoostRegressor):
     estimator_, estimators_, estimator_weights_, estimator_errors_, n_features_in_,
     feature_names_in_, feature_importances_
         As in ``sklearn.ensemble.AdaBoostRegressor``.
+    is_categorical_, categories_
+        As in ``gpuforest.DecisionTreeClassifier``.
     """
 
     _parameter_constraints = {**_SklearnAdaBoostRegressor._parameter_constraints, **_DEVICE_CONSTRAINTS}
@@ -326,7 +349,7 @@ class AdaBoostRegressor(_WeightBoosting, _SklearnAdaBoostRegressor):
 
     def __init__(
         self, estimator=None, *, n_estimators=50, learning_rate=1.0, loss="linear", random_state=None, max_bins=256,
-        device="auto",
+        device="auto", categorical_features=None,
     ):
         super().__init__(
             estimator=estimator, n_estimators=n_estimators, learning_rate=learning_rate, loss=loss,
@@ -334,6 +357,7 @@ class AdaBoostRegressor(_WeightBoosting, _SklearnAdaBoostRegressor):
         )
         self.max_bins = max_bins
         self.device = device
+        self.categorical_features = categorical_features
 
     def fit(self, X, y, sample_weight=None):
         """Boost members on ``X`` (n_samples, n_features) and real targets ``y`` (n_samples,).
@@ -390,7 +414,11 @@ class _BinnedTreeFitter:
         seed = int(check_random_state(member.random_state).randint(np.iinfo(np.int32).max))
         if self.bin_mapper is None:
             self.backend = get_backend(member.device)
-            self.bin_mapper = BinMapper(member.max_bins, random_state=seed).fit(self.X[self.positive])
+            record_categories(member, self.X, None, member.max_bins)
+            self.categorical = (member.is_categorical_, member.categories_)
+            self.bin_mapper = BinMapper(member.max_bins, random_state=seed, is_categorical=member.is_categorical_).fit(
+                self.X[self.positive]
+            )
             self.X_binned = self.bin_mapper.transform(self.X, self.backend)
             self.histogram_bins = self.backend.histogram_bins(self.X_binned)
         params = growth_params(member, n_samples, n_features, seed, random_thresholds=member.splitter == "random")
@@ -410,3 +438,4 @@ class _BinnedTreeFitter:
         member.max_features_ = params.max_features
         member.device_ = self.backend.name
         member._bin_mapper = self.bin_mapper
+        member.is_categorical_, member.categories_ = self.categorical

@@ -390,10 +390,12 @@ class Backend:
         )
         return self.to_host(out)
 
-    def predict_leaves(self, X, tree_offsets, threshold, node_info):
+    def predict_leaves(self, X, tree_offsets, split_value, node_info, category_bitset):
+        """Node (leaf, or ``MULTIWAY`` node where a row stops) of every row of ``X`` in every tree, host
+        (n_samples, n_trees) int32; the trees' arrays as ``tree.pack_forest`` makes them."""
         leaves = self.xp.empty((X.shape[0], tree_offsets.shape[0]), dtype=np.int32)
         self.kernels.predict.predict_leaves(
-            self.to_device(X), *self.to_device_many(tree_offsets, threshold, node_info), leaves
+            self.to_device(X), *self.to_device_many(tree_offsets, split_value, node_info, category_bitset), leaves
         )
         return self.to_host(leaves)
 

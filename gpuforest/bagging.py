@@ -7,7 +7,8 @@ default) and every member sees every feature (``max_features=1.0``, no
 ``bootstrap_features``) with bootstrap sampling, the members are grown instead
 as one batched forest on the backend: a ``RandomForest*`` with the tree's
 parameters, whose members are the bagging members (``estimators_``).
-``BaggingClassifier`` also takes the forests' ``voting`` and ``reject_label``.
+``BaggingClassifier`` also takes the forests' ``voting`` and ``reject_label``,
+and both take ``categorical_features`` for that batched forest.
 """
 
 import numpy as np
@@ -18,7 +19,8 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import _num_features, check_is_fitted, validate_data
 
 from .backend import get_backend
-from .decision_tree import DecisionTreeClassifier, DecisionTreeRegressor
+from .categorical import CATEGORICAL_FEATURES_CONSTRAINT, encode_fit_input, record_categories
+from .decision_tree import DecisionTreeClassifier, DecisionTreeRegressor, validate_predict_data
 from .forest import RandomForestClassifier, RandomForestRegressor
 from .voting import VOTING_STRATEGIES, combine_votes, predict_from_votes
 
@@ -26,6 +28,7 @@ from .voting import VOTING_STRATEGIES, combine_votes, predict_from_votes
 _TREE_PARAMETERS = (
     "criterion", "max_depth", "min_samples_split", "min_samples_leaf", "min_weight_fraction_leaf", "max_features",
     "max_leaf_nodes", "min_impurity_decrease", "ccp_alpha", "pruning", "validation_fraction", "max_bins", "device",
+    "categorical_features",
 )
 
 
@@ -53,6 +56,8 @@ class _BatchedTreeBagging:
     def _forest_params(self):
         tree = self._get_estimator()
         params = {name: getattr(tree, name) for name in _TREE_PARAMETERS}
+        if self.is_categorical_ is not None:  # the bagging's own, found in X at fit, over the tree's
+            params["categorical_features"] = self.is_categorical_
         return dict(
             params, n_estimators=self.n_estimators, bootstrap=True, max_samples=self.max_samples,
             oob_score=self.oob_score, n_jobs=self.n_jobs, random_state=self.random_state, verbose=self.verbose,
@@ -66,12 +71,20 @@ class _BatchedTreeBagging:
         except TypeError:  # not 2-D: scikit-learn's validation in its fit names the problem
             n_features = None
         if not self._grows_forest(n_features, fit_params):
+            if self.categorical_features is not None:
+                raise ValueError(
+                    "categorical_features needs the members grown as one forest: a gpuforest decision tree "
+                    "(the default estimator), max_features=1.0, bootstrap=True, bootstrap_features=False and no "
+                    "fit parameters."
+                )
             self.forest_ = None
             super().fit(X, y, sample_weight=sample_weight, **fit_params)
             self._after_loop_fit(X, y)
             return self
         self._validate_params()
+        X, frame_categories = encode_fit_input(self, X)
         X, y = validate_data(self, X, y, dtype=np.float32, ensure_all_finite="allow-nan")
+        record_categories(self, X, frame_categories, self._get_estimator().max_bins)
         if not (self.warm_start and getattr(self, "forest_", None) is not None):
             self.forest_ = self._forest_class(**self._forest_params())
         self.forest_.set_params(**self._forest_params())
@@ -126,11 +139,16 @@ class BaggingClassifier(_BatchedTreeBagging, _SklearnBaggingClassifier):
         more than half of the votes (else ``reject_label``), or votes weighted
         by each member's out-of-bag accuracy (``estimator_weights_``).
     reject_label : object, default=-1
+    categorical_features : None, "from_dtype", or array-like of bool, int or str, default=None
+        The categorical features, as in ``gpuforest.DecisionTreeClassifier``, for the batched
+        forest (other members raise a ValueError); None leaves the tree's own.
 
     Attributes
     ----------
     forest_ : RandomForestClassifier or None
         The batched forest behind the members, if they were grown as one.
+    is_categorical_, categories_
+        As in ``gpuforest.DecisionTreeClassifier``.
     estimators_, estimators_features_, estimators_samples_, classes_, n_classes_,
     oob_score_, oob_decision_function_
         As in scikit-learn.
@@ -142,6 +160,7 @@ class BaggingClassifier(_BatchedTreeBagging, _SklearnBaggingClassifier):
         **_SklearnBaggingClassifier._parameter_constraints,
         "voting": [StrOptions(set(VOTING_STRATEGIES))],
         "reject_label": "no_validation",
+        "categorical_features": CATEGORICAL_FEATURES_CONSTRAINT,
     }
     _tree_class = DecisionTreeClassifier
     _forest_class = RandomForestClassifier
@@ -149,7 +168,7 @@ class BaggingClassifier(_BatchedTreeBagging, _SklearnBaggingClassifier):
     def __init__(
         self, estimator=None, n_estimators=10, *, max_samples=None, max_features=1.0, bootstrap=True,
         bootstrap_features=False, oob_score=False, warm_start=False, n_jobs=None, random_state=None, verbose=0,
-        voting="soft", reject_label=-1,
+        voting="soft", reject_label=-1, categorical_features=None,
     ):
         super().__init__(
             estimator=estimator, n_estimators=n_estimators, max_samples=max_samples, max_features=max_features,
@@ -158,6 +177,7 @@ class BaggingClassifier(_BatchedTreeBagging, _SklearnBaggingClassifier):
         )
         self.voting = voting
         self.reject_label = reject_label
+        self.categorical_features = categorical_features
 
     def _forest_params(self):
         tree = self._get_estimator()
@@ -197,8 +217,7 @@ class BaggingClassifier(_BatchedTreeBagging, _SklearnBaggingClassifier):
         """Combined class scores of the members, shape (n_samples, n_classes) (see ``voting``)."""
         check_is_fitted(self, "estimators_")
         if self.forest_ is not None:
-            X = validate_data(self, X, dtype=np.float32, ensure_all_finite="allow-nan", reset=False)
-            return self.forest_.predict_proba(X)
+            return self.forest_.predict_proba(validate_predict_data(self, X))
         if self.voting == "soft" and not params:
             return super().predict_proba(X)
         X = validate_data(self, X, reset=False, ensure_all_finite=False)
@@ -215,16 +234,32 @@ class BaggingRegressor(_BatchedTreeBagging, _SklearnBaggingRegressor):
 
     Parameters and attributes are those of ``sklearn.ensemble.BaggingRegressor``
     (default estimator ``gpuforest.DecisionTreeRegressor()``), plus
-    ``forest_`` as in ``BaggingClassifier``.
+    ``categorical_features``, ``forest_``, ``is_categorical_`` and ``categories_`` as in
+    ``BaggingClassifier``.
     """
 
+    _parameter_constraints = {
+        **_SklearnBaggingRegressor._parameter_constraints,
+        "categorical_features": CATEGORICAL_FEATURES_CONSTRAINT,
+    }
     _tree_class = DecisionTreeRegressor
     _forest_class = RandomForestRegressor
+
+    def __init__(
+        self, estimator=None, n_estimators=10, *, max_samples=None, max_features=1.0, bootstrap=True,
+        bootstrap_features=False, oob_score=False, warm_start=False, n_jobs=None, random_state=None, verbose=0,
+        categorical_features=None,
+    ):
+        super().__init__(
+            estimator=estimator, n_estimators=n_estimators, max_samples=max_samples, max_features=max_features,
+            bootstrap=bootstrap, bootstrap_features=bootstrap_features, oob_score=oob_score,
+            warm_start=warm_start, n_jobs=n_jobs, random_state=random_state, verbose=verbose,
+        )
+        self.categorical_features = categorical_features
 
     def predict(self, X, **params):
         """Mean of the members' predictions, shape (n_samples,)."""
         check_is_fitted(self, "estimators_")
         if self.forest_ is not None:
-            X = validate_data(self, X, dtype=np.float32, ensure_all_finite="allow-nan", reset=False)
-            return self.forest_.predict(X)
+            return self.forest_.predict(validate_predict_data(self, X))
         return super().predict(X, **params)

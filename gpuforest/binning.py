@@ -6,6 +6,12 @@ that a tree on bins makes the same splits as CART/C4.5 on raw values (the
 midpoint rule of scikit-learn's trees). A feature with more distinct values
 gets quantile thresholds, as in LightGBM and scikit-learn's
 HistGradientBoosting. The last bin, ``max_bins - 1``, holds missing values.
+
+A categorical feature holds category codes, integers ``0 .. n_categories - 1``
+with ``n_categories <= max_bins - 1``, and its bins are the codes themselves:
+its thresholds are ``c + 0.5`` for ``c < n_categories - 1``, so the numeric
+binning kernel maps code ``c`` to bin ``c``. Codes are checked before any
+kernel runs (``category_counts``).
 """
 
 from concurrent.futures import ThreadPoolExecutor
@@ -30,6 +36,8 @@ class BinMapper:
         Thresholds are fitted on about this many rows when X has more.
     random_state : int, default=0
         Seed of the subsample (drawn from the counter-based hash RNG).
+    is_categorical : array-like of bool of shape (n_features,) or None, default=None
+        Which features hold category codes (None: none); after ``fit``, a bool ndarray.
 
     Attributes
     ----------
@@ -41,14 +49,18 @@ class BinMapper:
         ``n_thresholds_ + 1``.
     bin_min_, bin_max_ : ndarray of shape (n_features, max_bins), dtype float64
         Smallest and largest fitted value in each bin (+inf / -inf if empty).
+    n_categories_ : ndarray of shape (n_features,), dtype int32
+        Categories of each categorical feature (its largest code + 1; its bins
+        ``0 .. n_categories_ - 1``), 0 for numeric features.
     missing_bin : int
         ``max_bins - 1``.
     """
 
-    def __init__(self, max_bins=256, subsample=SUBSAMPLE, random_state=0):
+    def __init__(self, max_bins=256, subsample=SUBSAMPLE, random_state=0, is_categorical=None):
         self.max_bins = max_bins
         self.subsample = subsample
         self.random_state = random_state
+        self.is_categorical = is_categorical
 
     @property
     def missing_bin(self):
@@ -59,6 +71,15 @@ class BinMapper:
         if not 2 <= self.max_bins <= 256:
             raise ValueError(f"max_bins must be between 2 and 256, got {self.max_bins}.")
         n_samples, n_features = X.shape
+        if self.is_categorical is None:
+            self.is_categorical = np.zeros(n_features, dtype=bool)
+        self.is_categorical = np.asarray(self.is_categorical, dtype=bool)
+        if self.is_categorical.shape != (n_features,):
+            raise ValueError(
+                f"is_categorical must have one entry per feature ({n_features}), got shape {self.is_categorical.shape}."
+            )
+        # On every row: a code outside the subsample would otherwise fall outside the bins.
+        self.n_categories_ = category_counts(X, self.is_categorical, self.max_bins)
         if n_samples > self.subsample:
             draws = np.empty(n_samples)
             uniform_per_row(self.random_state, PURPOSE_BINNING, 0, n_samples, draws)
@@ -78,7 +99,11 @@ class BinMapper:
 
     def _fit_feature(self, feature_idx, values, max_thresholds):
         """Thresholds and per-bin value ranges of one feature (its row of each attribute)."""
-        distinct, thresholds = _feature_thresholds(values, max_thresholds)
+        if self.is_categorical[feature_idx]:
+            distinct = np.unique(values[~np.isnan(values)]).astype(np.float64)
+            thresholds = np.arange(self.n_categories_[feature_idx] - 1) + 0.5
+        else:
+            distinct, thresholds = _feature_thresholds(values, max_thresholds)
         self.bin_thresholds_[feature_idx, : thresholds.size] = thresholds
         self.n_thresholds_[feature_idx] = thresholds.size
         bins = np.searchsorted(thresholds, distinct, side="left")
@@ -106,6 +131,61 @@ class BinMapper:
     def transform(self, X, backend):
         """Bins of ``X`` as an (n_samples, n_features) uint8 array in Fortran order."""
         return backend.map_to_bins(X, self.bin_thresholds_, self.n_thresholds_, self.missing_bin)
+
+
+def category_counts(X, is_categorical, max_bins, feature_names=None):
+    """Number of categories of every feature of ``X``: its largest code + 1, 0 for numeric features.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        NaN is a missing value.
+    is_categorical : ndarray of shape (n_features,), dtype bool
+    max_bins : int
+        Codes must be below ``max_bins - 1`` (the last bin is for missing values).
+    feature_names : sequence of str or None, default=None
+        Names for the error messages (else "feature <index>").
+
+    Returns
+    -------
+    n_categories : ndarray of shape (n_features,), dtype int32
+
+    Raises
+    ------
+    ValueError
+        A categorical feature holds a value that is no code (negative, not an
+        integer, infinite), or more categories than ``max_bins`` leaves room for.
+    """
+    n_categories = np.zeros(X.shape[1], dtype=np.int32)
+    for feature_idx in np.flatnonzero(is_categorical):
+        codes = X[:, feature_idx]
+        codes = codes[~np.isnan(codes)]
+        if codes.size == 0:
+            continue
+        name = feature_label(feature_idx, feature_names)
+        not_codes = (codes < 0) | (codes != np.floor(codes)) | np.isinf(codes)
+        if not_codes.any():
+            raise ValueError(
+                f"Categorical {name} must hold category codes, integers from 0 (NaN: missing); "
+                f"it holds {codes[not_codes][0]!r}."
+            )
+        n_categories[feature_idx] = int(codes.max()) + 1
+        if n_categories[feature_idx] > max_bins - 1:
+            raise too_many_categories(name, n_categories[feature_idx], max_bins)
+    return n_categories
+
+
+def feature_label(feature_idx, feature_names=None):
+    """``feature 'name'`` or ``feature <index>``, for error messages."""
+    return f"feature {feature_names[feature_idx]!r}" if feature_names is not None else f"feature {feature_idx}"
+
+
+def too_many_categories(name, n_categories, max_bins):
+    """The ValueError of a categorical feature ``name`` with more categories than ``max_bins`` allows."""
+    return ValueError(
+        f"Categorical {name} has {n_categories} categories (codes 0 to {n_categories - 1}); max_bins={max_bins} "
+        f"allows at most {max_bins - 1} (one bin is kept for missing values)."
+    )
 
 
 def _feature_thresholds(values, max_thresholds):

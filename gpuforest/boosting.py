@@ -30,6 +30,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .backend import DEVICES, get_backend
 from .binning import BinMapper
+from .categorical import CATEGORICAL_FEATURES_CONSTRAINT
 from .decision_tree import MAX_DEPTH_UNLIMITED, AllowNaNMixin, encode_classes, validate_fit_data, validate_predict_data
 from .grower import GrowthParams, TreeGrower, feature_count, tree_feature_subsets
 from .kernels.common import PURPOSE_SUBSAMPLE
@@ -47,7 +48,7 @@ _SHARED_PARAMETERS = dict(
     learning_rate=0.1, n_estimators=100, max_depth=None, max_leaf_nodes=31, grow_policy="lossguide",
     min_samples_leaf=20, min_child_weight=1e-3, l2_regularization=0.0, l1_regularization=0.0, min_split_gain=0.0,
     subsample=1.0, colsample_bytree=1.0, colsample_bynode=1.0, max_bins=256, init=None, warm_start=False, early_stopping="auto", scoring="loss", validation_fraction=0.1,
-    n_iter_no_change=10, tol=1e-7, random_state=None, device="auto",
+    n_iter_no_change=10, tol=1e-7, random_state=None, device="auto", categorical_features=None,
 )
 
 
@@ -121,6 +122,7 @@ class BaseGradientBoosting(AllowNaNMixin, BaseEstimator):
         "tol": [Interval(Real, 0, None, closed="left")],
         "random_state": ["random_state"],
         "device": [StrOptions(set(DEVICES))],
+        "categorical_features": CATEGORICAL_FEATURES_CONSTRAINT,
     }
 
     def _fit(self, X, y, sample_weight, eval_set):
@@ -203,7 +205,7 @@ class BaseGradientBoosting(AllowNaNMixin, BaseEstimator):
         """Fresh state: device, seed, bins, the baseline, no trees."""
         self.device_ = get_backend(self.device).name
         self._seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
-        self._bin_mapper = BinMapper(self.max_bins, random_state=self._seed).fit(X)
+        self._bin_mapper = BinMapper(self.max_bins, random_state=self._seed, is_categorical=self.is_categorical_).fit(X)
         if self.init == "zero":
             self.baseline_ = np.zeros(self._loss.n_trees_per_iteration)
         else:
@@ -322,8 +324,8 @@ class BaseGradientBoosting(AllowNaNMixin, BaseEstimator):
 
     def _per_tree_values(self, X):
         """Each tree's leaf value for each row, shape (n_samples, n_trees)."""
-        tree_offsets, threshold, node_info, value, _ = self._packed_trees()
-        leaves = get_backend(self.device_).predict_leaves(X, tree_offsets, threshold, node_info)
+        tree_offsets, split_value, node_info, category_bitset, value, _ = self._packed_trees()
+        leaves = get_backend(self.device_).predict_leaves(X, tree_offsets, split_value, node_info, category_bitset)
         return value[tree_offsets[None, :] + leaves, 0]
 
     def _raw_predict(self, X):
@@ -389,11 +391,16 @@ _COMMON_PARAMETERS_DOC = """
     tol : float, default=1e-7
     random_state : int, RandomState instance or None, default=None
     device : {"auto", "cpu", "cuda"}, default="auto"
+    categorical_features : None, "from_dtype", or array-like of bool, int or str, default=None
+        The categorical features, as in ``gpuforest.DecisionTreeClassifier``.
 """
 
 _COMMON_ATTRIBUTES_DOC = """
     trees_ : list of gpuforest.tree.Tree
         Round-major (the classes' trees of a round together), leaf values scaled by ``learning_rate``.
+    is_categorical_ : ndarray of shape (n_features_in_,), dtype bool, or None
+    categories_ : list of (ndarray or None) or None
+        As in ``gpuforest.DecisionTreeClassifier``.
     baseline_ : ndarray of shape (n_trees_per_iteration,)
         Raw scores before the first round.
     n_iter_ : int

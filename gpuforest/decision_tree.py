@@ -18,6 +18,13 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from .backend import DEVICES, get_backend
 from .binning import BinMapper
+from .categorical import (
+    CATEGORICAL_FEATURES_CONSTRAINT,
+    encode_fit_input,
+    encode_predict_input,
+    mask_unknown_codes,
+    record_categories,
+)
 from .grower import GrowthParams, TreeGrower
 from .pruning import (
     CLASSIFIER_PRUNING_CONSTRAINTS,
@@ -76,12 +83,19 @@ TREE_PARAMETER_CONSTRAINTS = {
     "min_impurity_decrease": [Interval(Real, 0.0, None, closed="left")],
     "max_bins": [Interval(Integral, 2, 256, closed="both")],
     "device": [StrOptions(set(DEVICES))],
+    "categorical_features": CATEGORICAL_FEATURES_CONSTRAINT,
 }
 
 
 def validate_fit_data(estimator, X, y, sample_weight):
-    """``X`` as float32 C-order (NaN allowed), ``y``, and non-negative weights with a positive sum."""
+    """``X`` as float32 C-order (NaN allowed), ``y``, and non-negative weights with a positive sum.
+
+    Categorical features (the estimator's ``categorical_features``) as category codes, checked
+    against its ``max_bins``; sets ``is_categorical_`` and ``categories_`` (see ``categorical``).
+    """
+    X, frame_categories = encode_fit_input(estimator, X)
     X, y = validate_data(estimator, X, y, dtype=np.float32, ensure_all_finite="allow-nan", order="C")
+    record_categories(estimator, X, frame_categories, estimator.max_bins)
     sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
     if not sample_weight.sum() > 0:
         raise ValueError("sample_weight must have a positive sum; every weight is zero.")
@@ -89,8 +103,11 @@ def validate_fit_data(estimator, X, y, sample_weight):
 
 
 def validate_predict_data(estimator, X):
-    """``X`` to predict on, checked against what ``estimator`` was fitted on."""
-    return validate_data(estimator, X, dtype=np.float32, ensure_all_finite="allow-nan", order="C", reset=False)
+    """``X`` to predict on, checked against what ``estimator`` was fitted on; categorical features as codes of
+    the categories seen at fit, NaN for anything else (see ``categorical``)."""
+    X = encode_predict_input(estimator, X)
+    X = validate_data(estimator, X, dtype=np.float32, ensure_all_finite="allow-nan", order="C", reset=False)
+    return mask_unknown_codes(estimator, X)
 
 
 def growth_params(estimator, n_samples, n_features, seed, random_thresholds):
@@ -149,7 +166,7 @@ class BaseDecisionTree(AllowNaNMixin, BaseEstimator):
     def __init__(
         self, *, criterion, splitter, max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf,
         max_features, random_state, max_leaf_nodes, min_impurity_decrease, ccp_alpha, pruning, validation_fraction,
-        max_bins, device,
+        max_bins, device, categorical_features,
     ):
         self.criterion = criterion
         self.splitter = splitter
@@ -166,6 +183,7 @@ class BaseDecisionTree(AllowNaNMixin, BaseEstimator):
         self.validation_fraction = validation_fraction
         self.max_bins = max_bins
         self.device = device
+        self.categorical_features = categorical_features
 
     def _grow(self, X, sample_weight, stats, n_values, validation):
         """Bin ``X``, grow the tree on the rows with positive weight and prune it (``pruning.prune_grown_tree``)."""
@@ -173,7 +191,9 @@ class BaseDecisionTree(AllowNaNMixin, BaseEstimator):
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         params = growth_params(self, X.shape[0], X.shape[1], seed, random_thresholds=self.splitter == "random")
         sample_indices = np.flatnonzero(sample_weight > 0).astype(np.int32)
-        self._bin_mapper = BinMapper(self.max_bins, random_state=seed).fit(X[sample_indices])
+        self._bin_mapper = BinMapper(self.max_bins, random_state=seed, is_categorical=self.is_categorical_).fit(
+            X[sample_indices]
+        )
         rows = backend.row_data(
             self._bin_mapper.transform(X, backend), sample_indices, np.ones((1, X.shape[0]), dtype=np.int32), stats
         )
@@ -272,6 +292,12 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         distinct values are split exactly at the midpoints between them.
     device : {"auto", "cpu", "cuda"}, default="auto"
         Where to train and predict. ``"auto"`` uses a GPU when one is usable.
+    categorical_features : None, "from_dtype", or array-like of bool, int or str, default=None
+        The categorical features, as in ``sklearn.ensemble.HistGradientBoostingClassifier``:
+        none, the pandas ``category`` columns, indices, names, or a bool mask (see
+        ``gpuforest.categorical``). A categorical feature holds category codes (integers
+        from 0, at most ``max_bins - 1`` categories) or is a ``category`` column, coded by
+        its categories; at predict, a category not seen at fit is a missing value.
 
     Attributes
     ----------
@@ -279,6 +305,10 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
     n_classes_ : int
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
+    is_categorical_ : ndarray of shape (n_features_in_,), dtype bool, or None
+        The categorical features; None if there are none.
+    categories_ : list of (ndarray or None) or None
+        Per feature, its categories in code order (None for a numeric feature).
     max_features_ : int
     tree_ : gpuforest.tree.Tree
     feature_importances_ : ndarray of shape (n_features_in_,)
@@ -295,7 +325,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         self, *, criterion="gini", splitter="best", max_depth=None, min_samples_split=2, min_samples_leaf=1,
         min_weight_fraction_leaf=0.0, max_features=None, random_state=None, max_leaf_nodes=None,
         min_impurity_decrease=0.0, class_weight=None, ccp_alpha=0.0, min_split_significance=None, pruning=None,
-        validation_fraction=0.1, max_bins=256, device="auto",
+        validation_fraction=0.1, max_bins=256, device="auto", categorical_features=None,
     ):
         super().__init__(
             criterion=criterion, splitter=splitter, max_depth=max_depth, min_samples_split=min_samples_split,
@@ -303,6 +333,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
             max_features=max_features, random_state=random_state, max_leaf_nodes=max_leaf_nodes,
             min_impurity_decrease=min_impurity_decrease, ccp_alpha=ccp_alpha, pruning=pruning,
             validation_fraction=validation_fraction, max_bins=max_bins, device=device,
+            categorical_features=categorical_features,
         )
         self.class_weight = class_weight
         self.min_split_significance = min_split_significance
@@ -356,10 +387,12 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         As in ``DecisionTreeClassifier`` (a random split, not stratified).
     max_bins : int, default=256
     device : {"auto", "cpu", "cuda"}, default="auto"
+    categorical_features : None, "from_dtype", or array-like of bool, int or str, default=None
+        As in ``DecisionTreeClassifier``.
 
     Attributes
     ----------
-    n_features_in_, feature_names_in_, max_features_, tree_, feature_importances_
+    n_features_in_, feature_names_in_, is_categorical_, categories_, max_features_, tree_, feature_importances_
         As in ``DecisionTreeClassifier``.
     """
 
@@ -373,7 +406,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         self, *, criterion="squared_error", splitter="best", max_depth=None, min_samples_split=2,
         min_samples_leaf=1, min_weight_fraction_leaf=0.0, max_features=None, random_state=None, max_leaf_nodes=None,
         min_impurity_decrease=0.0, ccp_alpha=0.0, pruning=None, validation_fraction=0.1, max_bins=256,
-        device="auto",
+        device="auto", categorical_features=None,
     ):
         super().__init__(
             criterion=criterion, splitter=splitter, max_depth=max_depth, min_samples_split=min_samples_split,
@@ -381,6 +414,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
             max_features=max_features, random_state=random_state, max_leaf_nodes=max_leaf_nodes,
             min_impurity_decrease=min_impurity_decrease, ccp_alpha=ccp_alpha, pruning=pruning,
             validation_fraction=validation_fraction, max_bins=max_bins, device=device,
+            categorical_features=categorical_features,
         )
 
     def fit(self, X, y, sample_weight=None, eval_set=None):

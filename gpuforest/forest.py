@@ -89,7 +89,7 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
     def __init__(
         self, *, n_estimators, criterion, max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf,
         max_features, max_leaf_nodes, min_impurity_decrease, bootstrap, oob_score, n_jobs, random_state, verbose,
-        warm_start, max_samples, ccp_alpha, pruning, validation_fraction, max_bins, device,
+        warm_start, max_samples, ccp_alpha, pruning, validation_fraction, max_bins, device, categorical_features,
     ):
         self.n_estimators = n_estimators
         self.criterion = criterion
@@ -112,6 +112,7 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
         self.validation_fraction = validation_fraction
         self.max_bins = max_bins
         self.device = device
+        self.categorical_features = categorical_features
 
     # --- fitting ------------------------------------------------------------------------
 
@@ -140,7 +141,9 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
             self.trees_ = []
             self._seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
             positive = sample_weight > 0
-            self._bin_mapper = BinMapper(self.max_bins, random_state=self._seed).fit(X[positive])
+            self._bin_mapper = BinMapper(
+                self.max_bins, random_state=self._seed, is_categorical=self.is_categorical_
+            ).fit(X[positive])
         n_more = self.n_estimators - len(self.trees_)
         if n_more < 0:
             raise ValueError(
@@ -274,7 +277,8 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
     # --- the grown forest ----------------------------------------------------------------
 
     def _pack(self):
-        self._tree_offsets, self._threshold, self._node_info, self._value, self._tree_node = pack_forest(self.trees_)
+        (self._tree_offsets, self._split_value, self._node_info, self._category_bitset, self._value,
+         self._tree_node) = pack_forest(self.trees_)
 
     def _tree_values(self, backend, X, first_tree=0, n_trees=None):
         """Each tree's leaf value for each row: shape (n_trees, n_samples, n_values), float64.
@@ -283,7 +287,7 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
         """
         stop = len(self.trees_) if n_trees is None else first_tree + n_trees
         offsets = self._tree_offsets[first_tree:stop]
-        leaves = backend.predict_leaves(X, offsets, self._threshold, self._node_info)
+        leaves = backend.predict_leaves(X, offsets, self._split_value, self._node_info, self._category_bitset)
         return self._value[offsets[:, None] + leaves.T]
 
     def _row_blocks(self, n_samples, n_trees):
@@ -359,7 +363,7 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
             max_features=self.max_features, max_leaf_nodes=self.max_leaf_nodes,
             min_impurity_decrease=self.min_impurity_decrease, random_state=random_state, ccp_alpha=self.ccp_alpha,
             pruning=self.pruning, validation_fraction=self.validation_fraction, max_bins=self.max_bins,
-            device=self.device,
+            device=self.device, categorical_features=self.categorical_features,
         )
 
     def _as_estimator(self, index, tree):
@@ -371,6 +375,7 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
         estimator.max_features_ = self.max_features_
         estimator.device_ = self.device_
         estimator._bin_mapper = self._bin_mapper
+        estimator.is_categorical_, estimator.categories_ = self.is_categorical_, self.categories_
         self._set_estimator_targets(estimator)
         return estimator
 
@@ -390,7 +395,9 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
         """Leaf of every row in every tree: shape (n_samples, n_estimators), int64."""
         X = self._validate_X_predict(X)
         backend = get_backend(self.device_)
-        leaves = backend.predict_leaves(X, self._tree_offsets, self._threshold, self._node_info)
+        leaves = backend.predict_leaves(
+            X, self._tree_offsets, self._split_value, self._node_info, self._category_bitset
+        )
         return self._tree_node[self._tree_offsets[None, :] + leaves]
 
     def decision_path(self, X):
@@ -604,12 +611,14 @@ _CLASSIFIER_DOC = """{summary}
         class gets more than half of the votes.
     max_bins : int, default=256
     device : {{"auto", "cpu", "cuda"}}, default="auto"
+    categorical_features : None, "from_dtype", or array-like of bool, int or str, default=None
+        The categorical features, as in ``gpuforest.DecisionTreeClassifier``.
 
     Attributes
     ----------
     estimators_ : list of DecisionTreeClassifier
     trees_ : list of gpuforest.tree.Tree
-    classes_, n_classes_, n_features_in_, feature_names_in_, n_outputs_, max_features_
+    classes_, n_classes_, n_features_in_, feature_names_in_, is_categorical_, categories_, n_outputs_, max_features_
     feature_importances_ : ndarray of shape (n_features_in_,)
     oob_score_ : float
     oob_decision_function_ : ndarray of shape (n_samples, n_classes_)
@@ -633,12 +642,14 @@ _REGRESSOR_DOC = """{summary}
         CPU threads of the numba kernels during ``fit``.
     max_bins : int, default=256
     device : {{"auto", "cpu", "cuda"}}, default="auto"
+    categorical_features : None, "from_dtype", or array-like of bool, int or str, default=None
+        The categorical features, as in ``gpuforest.DecisionTreeClassifier``.
 
     Attributes
     ----------
     estimators_ : list of DecisionTreeRegressor
     trees_ : list of gpuforest.tree.Tree
-    n_features_in_, feature_names_in_, n_outputs_, max_features_
+    n_features_in_, feature_names_in_, is_categorical_, categories_, n_outputs_, max_features_
     feature_importances_ : ndarray of shape (n_features_in_,)
     oob_score_ : float
     oob_prediction_ : ndarray of shape (n_samples,)
@@ -652,7 +663,7 @@ def _classifier_init(default_bootstrap, default_max_features):
         min_impurity_decrease=0.0, bootstrap=default_bootstrap, oob_score=False, n_jobs=None, random_state=None,
         verbose=0, warm_start=False, class_weight=None, ccp_alpha=0.0, max_samples=None, voting="soft",
         reject_label=-1, min_split_significance=None, pruning=None, validation_fraction=0.1, max_bins=256,
-        device="auto",
+        device="auto", categorical_features=None,
     ):
         BaseForest.__init__(
             self, n_estimators=n_estimators, criterion=criterion, max_depth=max_depth,
@@ -661,7 +672,7 @@ def _classifier_init(default_bootstrap, default_max_features):
             max_leaf_nodes=max_leaf_nodes, min_impurity_decrease=min_impurity_decrease, bootstrap=bootstrap,
             oob_score=oob_score, n_jobs=n_jobs, random_state=random_state, verbose=verbose, warm_start=warm_start,
             max_samples=max_samples, ccp_alpha=ccp_alpha, pruning=pruning, validation_fraction=validation_fraction,
-            max_bins=max_bins, device=device,
+            max_bins=max_bins, device=device, categorical_features=categorical_features,
         )
         self.class_weight = class_weight
         self.min_split_significance = min_split_significance
@@ -677,7 +688,7 @@ def _regressor_init(default_bootstrap, default_max_features):
         min_samples_leaf=1, min_weight_fraction_leaf=0.0, max_features=default_max_features, max_leaf_nodes=None,
         min_impurity_decrease=0.0, bootstrap=default_bootstrap, oob_score=False, n_jobs=None, random_state=None,
         verbose=0, warm_start=False, ccp_alpha=0.0, max_samples=None, pruning=None, validation_fraction=0.1,
-        max_bins=256, device="auto",
+        max_bins=256, device="auto", categorical_features=None,
     ):
         BaseForest.__init__(
             self, n_estimators=n_estimators, criterion=criterion, max_depth=max_depth,
@@ -686,7 +697,7 @@ def _regressor_init(default_bootstrap, default_max_features):
             max_leaf_nodes=max_leaf_nodes, min_impurity_decrease=min_impurity_decrease, bootstrap=bootstrap,
             oob_score=oob_score, n_jobs=n_jobs, random_state=random_state, verbose=verbose, warm_start=warm_start,
             max_samples=max_samples, ccp_alpha=ccp_alpha, pruning=pruning, validation_fraction=validation_fraction,
-            max_bins=max_bins, device=device,
+            max_bins=max_bins, device=device, categorical_features=categorical_features,
         )
 
     return __init__

@@ -27,7 +27,8 @@ and later split kinds need:
 
 For prediction, ``pack_forest`` concatenates many trees' node arrays, and
 ``pack_complete_forest`` lays trees of bounded depth out as complete binary
-trees (``CompleteForest``), the layout of boosting's raw scores.
+trees (``CompleteForest``), the layout of boosting's raw scores (numeric
+splits only: a tree with another split kind keeps the node arrays).
 """
 
 from typing import NamedTuple
@@ -109,23 +110,25 @@ class Tree:
         return 1
 
     def apply(self, X, backend):
-        """Leaf index of each row of ``X`` (float32, shape (n_samples, n_features))."""
-        leaves = backend.predict_leaves(
-            X, np.zeros(1, dtype=np.int64), self.threshold,
-            pack_node_info(self.feature, self.missing_go_to_left, self.children_left),
+        """Node each row of ``X`` (float32, shape (n_samples, n_features)) ends in: its leaf, or the
+        ``MULTIWAY`` node where its value has no child."""
+        split_value, category_bitset = pack_split_values(
+            self.split_type, self.threshold, self.children_left, self.children_right, self.category_bitset
         )
+        node_info = pack_node_info(self.feature, self.missing_go_to_left, self.children_left, self.split_type)
+        leaves = backend.predict_leaves(X, np.zeros(1, dtype=np.int64), split_value, node_info, category_bitset)
         return backend.to_host(leaves)[:, 0].astype(np.int64)
 
     def decision_path(self, X, backend):
         """CSR indicator matrix of shape (n_samples, node_count) of the nodes each row visits.
 
-        Every node on the path from the root to a row's leaf is an ancestor of
-        that leaf, so the path is read off a parent array.
+        Every node on the path from the root to the node a row ends in is an
+        ancestor of that node, so the path is read off a parent array.
         """
         parent = np.full(self.node_count, -1, dtype=np.int64)
         internal = np.flatnonzero(self.children_left != TREE_LEAF)
-        parent[self.children_left[internal]] = internal
-        parent[self.children_right[internal]] = internal
+        children, child_parent, _ = _children_of(internal, self.children_left, self.children_right)
+        parent[children] = child_parent
         node = self.apply(X, backend)
         path_length = self.node_depth[node] + 1
         indptr = np.concatenate([[0], np.cumsum(path_length)])
@@ -157,35 +160,79 @@ class Tree:
         return importances
 
 
-def pack_node_info(feature, missing_go_left, children_left):
-    """``children_left << 32 | feature << 1 | missing_go_left`` per node (int64).
+def pack_node_info(feature, missing_go_left, children_left, split_type=NUMERIC):
+    """``children_left << 32 | feature << 3 | split_type << 1 | missing_go_left`` per node (int64).
 
     Negative exactly at leaves (``children_left == TREE_LEAF``); read by the
-    prediction kernels, which take the right child as ``children_left + 1``.
+    prediction kernels (``kernels.common.route_to_leaf``), which find the
+    children from ``children_left`` (see the module docstring).
     """
-    packed = (children_left.astype(np.int64) << 32) | (np.maximum(feature, 0).astype(np.int64) << 1)
-    return packed | missing_go_left.astype(np.int64)
+    packed = (children_left.astype(np.int64) << 32) | (np.maximum(feature, 0).astype(np.int64) << 3)
+    return packed | (np.asarray(split_type).astype(np.int64) << 1) | missing_go_left.astype(np.int64)
+
+
+def pack_split_values(split_type, threshold, children_left, children_right, category_bitset):
+    """What the prediction kernels read of each split besides ``pack_node_info``: ``(split_value, bitsets)``.
+
+    Only the nodes with a ``CATEGORICAL`` split keep a bitset, so trees
+    without one cost no extra memory.
+
+    Parameters
+    ----------
+    split_type, threshold, children_left, children_right : ndarray of shape (n_nodes,)
+    category_bitset : ndarray of shape (n_nodes, CATEGORY_WORDS), dtype uint32
+
+    Returns
+    -------
+    split_value : ndarray of shape (n_nodes,), dtype float64
+        ``threshold`` at ``NUMERIC`` splits; at a ``CATEGORICAL`` split, its row of
+        ``bitsets``; at a ``MULTIWAY`` node, its number of children.
+    bitsets : ndarray of shape (n_categorical_splits, CATEGORY_WORDS), dtype uint32
+        The left categories of the ``CATEGORICAL`` splits, in node order.
+    """
+    categorical = split_type == CATEGORICAL
+    multiway = split_type == MULTIWAY
+    split_value = np.array(threshold, dtype=np.float64)
+    split_value[categorical] = np.arange(np.count_nonzero(categorical))
+    split_value[multiway] = children_right[multiway] - children_left[multiway] + 1
+    return split_value, np.ascontiguousarray(category_bitset[categorical], dtype=np.uint32)
+
+
+def _children_of(parents, children_left, children_right):
+    """``(children, child_parent, child_rank)``: the children of every node of ``parents`` (int64 indices
+    into ``children_left``, whose children are ``children_left .. children_right``), grouped by parent in
+    order; each child's parent; its rank among its siblings (0 for the left child)."""
+    first = children_left[parents].astype(np.int64)
+    n_children = children_right[parents].astype(np.int64) - first + 1
+    child_parent = np.repeat(parents, n_children)
+    group_start = np.cumsum(n_children) - n_children
+    child_rank = np.arange(child_parent.shape[0]) - np.repeat(group_start, n_children)
+    return np.repeat(first, n_children) + child_rank, child_parent, child_rank
 
 
 def pack_forest(trees):
     """The trees' node arrays concatenated in depth-first order, for prediction over all trees at once.
 
-    Within each tree, nodes are renumbered so that a sibling pair follows its
-    parent's pair's position as in a depth-first walk (the left subtree's
-    pairs, then the right subtree's): a row's path down a tree then stays in
+    Within each tree, nodes are renumbered so that a group of siblings follows
+    its parent's group as in a depth-first walk (the first child's subtree's
+    groups, then the next child's): a row's path down a tree then stays in
     nearby memory, as in scikit-learn's depth-first trees, while siblings stay
     consecutive (the right child is ``left + 1``, as ``route_to_leaf`` needs).
 
     Returns
     -------
     PackedForest
-        A tuple ``(tree_offsets, threshold, node_info, value, tree_node)``:
+        A tuple ``(tree_offsets, split_value, node_info, category_bitset, value, tree_node)``:
 
         tree_offsets : ndarray of shape (n_trees,), dtype int64
             Index of each tree's root in the flat arrays.
-        threshold : ndarray of shape (n_nodes_total,), dtype float64
+        split_value : ndarray of shape (n_nodes_total,), dtype float64
+            Each node's split value (``pack_split_values``): a numeric split's threshold, a
+            categorical split's row of ``category_bitset``, a multiway node's number of children.
         node_info : ndarray of shape (n_nodes_total,), dtype int64
             ``pack_node_info`` of every node, child indices in the new numbering.
+        category_bitset : ndarray of shape (n_categorical_splits, CATEGORY_WORDS), dtype uint32
+            The left categories of the categorical splits (``pack_split_values``).
         value : ndarray of shape (n_nodes_total, n_values), dtype float64
         tree_node : ndarray of shape (n_nodes_total,), dtype int64
             Each packed node's index in its ``Tree`` (to report ``apply`` in the
@@ -194,47 +241,62 @@ def pack_forest(trees):
     node_counts = np.array([tree.node_count for tree in trees], dtype=np.int64)
     tree_offsets = np.concatenate([[0], np.cumsum(node_counts)[:-1]]).astype(np.int64)
     node_tree_offset = np.repeat(tree_offsets, node_counts)
-    children_left = np.concatenate([tree.children_left for tree in trees]).astype(np.int64)
+    children_left, children_right = (
+        np.concatenate([getattr(tree, name) for tree in trees]).astype(np.int64)
+        for name in ("children_left", "children_right")
+    )
     depth = np.concatenate([tree.node_depth for tree in trees])
-    position = node_tree_offset + _depth_first_positions(children_left, node_tree_offset, depth)
+    internal = children_left != TREE_LEAF
+    # Children as indices into the concatenated arrays (a sibling group's size is the same in any numbering).
+    global_left = np.where(internal, node_tree_offset + children_left, TREE_LEAF)
+    global_right = np.where(internal, node_tree_offset + children_right, TREE_LEAF)
+    position = node_tree_offset + _depth_first_positions(global_left, global_right, depth)
     tree_node = np.empty_like(position)
     tree_node[position] = np.concatenate([np.arange(count) for count in node_counts])
-    internal = children_left != TREE_LEAF
     new_left = np.full_like(children_left, TREE_LEAF)
-    new_left[internal] = position[node_tree_offset[internal] + children_left[internal]] - node_tree_offset[internal]
-    feature = np.concatenate([tree.feature for tree in trees])
-    missing_go_left = np.concatenate([tree.missing_go_to_left for tree in trees])
+    new_left[internal] = position[global_left[internal]] - node_tree_offset[internal]
+    feature, missing_go_left, split_type, threshold = (
+        np.concatenate([getattr(tree, name) for tree in trees])
+        for name in ("feature", "missing_go_to_left", "split_type", "threshold")
+    )
+    split_value, category_bitset = pack_split_values(
+        split_type, threshold, children_left, children_right,
+        np.concatenate([tree.category_bitset for tree in trees]),
+    )
     node_info = np.empty_like(children_left)
-    node_info[position] = pack_node_info(feature, missing_go_left, new_left)
-    threshold = np.empty(position.shape[0])
-    threshold[position] = np.concatenate([tree.threshold for tree in trees])
+    node_info[position] = pack_node_info(feature, missing_go_left, new_left, split_type)
+    packed_split_value = np.empty(position.shape[0])
+    packed_split_value[position] = split_value
     values = np.concatenate([tree.value[:, 0] for tree in trees])
     value = np.empty_like(values)
     value[position] = values
-    return PackedForest((tree_offsets, threshold, node_info, value, tree_node), trees)
+    return PackedForest((tree_offsets, packed_split_value, node_info, category_bitset, value, tree_node), trees)
 
 
-def _depth_first_positions(children_left, node_tree_offset, depth):
+def _depth_first_positions(children_left, children_right, depth):
     """New index within its tree of every node (see ``pack_forest``), all trees at once.
 
-    A subtree with ``k`` split nodes holds ``k`` sibling pairs; the pair of a
-    node's children sits at ``pair_start``, its left child's pair right after,
-    its right child's pair after all the pairs of the left subtree.
+    ``children_left`` and ``children_right`` index the concatenated arrays. The
+    group of a node's children sits at ``group_start``; its first child's group
+    right after it, each next child's group after all the groups of the
+    subtrees of the children before it.
     """
-    internal = children_left != TREE_LEAF
-    left = np.where(internal, node_tree_offset + children_left, -1)
-    by_depth = [np.flatnonzero(internal & (depth == level)) for level in range(int(depth.max()) + 1)]
-    split_nodes = internal.astype(np.int64)  # split nodes in each node's subtree
+    internal = np.flatnonzero(children_left != TREE_LEAF)
+    by_depth = [internal[depth[internal] == level] for level in range(int(depth.max()))]
+    descendants = np.zeros_like(children_left)  # nodes below each node
     for parents in reversed(by_depth):
-        split_nodes[parents] += split_nodes[left[parents]] + split_nodes[left[parents] + 1]
+        children, child_parent, child_rank = _children_of(parents, children_left, children_right)
+        descendants[parents] = np.add.reduceat(1 + descendants[children], np.flatnonzero(child_rank == 0))
     position = np.zeros_like(children_left)
-    pair_start = np.ones_like(children_left)
+    group_start = np.ones_like(children_left)
     for parents in by_depth:
-        first = left[parents]
-        position[first] = pair_start[parents]
-        position[first + 1] = pair_start[parents] + 1
-        pair_start[first] = pair_start[parents] + 2
-        pair_start[first + 1] = pair_start[first] + 2 * split_nodes[first]
+        children, child_parent, child_rank = _children_of(parents, children_left, children_right)
+        position[children] = group_start[child_parent] + child_rank
+        group_size = children_right[child_parent] - children_left[child_parent] + 1
+        # Nodes in the subtrees of each child's earlier siblings: prefix sums restarted at every group.
+        earlier = np.cumsum(descendants[children]) - descendants[children]
+        earlier -= earlier[np.arange(children.shape[0]) - child_rank]
+        group_start[children] = group_start[child_parent] + group_size + earlier
     return position
 
 
@@ -244,23 +306,25 @@ class NodeForest(NamedTuple):
     Attributes
     ----------
     tree_offsets : ndarray of shape (n_trees,), dtype int64
-    threshold : ndarray of shape (n_nodes_total,), dtype float64
+    split_value : ndarray of shape (n_nodes_total,), dtype float64
     node_info : ndarray of shape (n_nodes_total,), dtype int64
+    category_bitset : ndarray of shape (n_categorical_splits, CATEGORY_WORDS), dtype uint32
     value : ndarray of shape (n_nodes_total,), dtype float64
     """
 
     tree_offsets: np.ndarray
-    threshold: np.ndarray
+    split_value: np.ndarray
     node_info: np.ndarray
+    category_bitset: np.ndarray
     value: np.ndarray
 
     raw_kernel = "predict_raw"  # the kernel of ``Backend.predict_raw`` for this layout
 
 
 class PackedForest(tuple):
-    """``pack_forest``'s arrays ``(tree_offsets, threshold, node_info, value, tree_node)``, a tuple,
-    and ``raw_forest()``, the layout of the same trees for ``Backend.predict_raw``, built on first use
-    (prediction leaves the estimator holding it unchanged)."""
+    """``pack_forest``'s arrays ``(tree_offsets, split_value, node_info, category_bitset, value, tree_node)``,
+    a tuple, and ``raw_forest()``, the layout of the same trees for ``Backend.predict_raw``, built on first
+    use (prediction leaves the estimator holding it unchanged)."""
 
     def __new__(cls, arrays, trees):
         packed = super().__new__(cls, arrays)
@@ -276,12 +340,14 @@ class PackedForest(tuple):
 
     def raw_forest(self):
         """``pack_complete_forest`` of the trees, or a ``NodeForest`` of these arrays if a tree is
-        deeper than ``COMPLETE_MAX_DEPTH``."""
+        deeper than ``COMPLETE_MAX_DEPTH`` or has a split that is not numeric."""
         if self._raw_forest is None:
             forest = pack_complete_forest(self._trees)
             if forest is None:
-                tree_offsets, threshold, node_info, value, _ = self
-                forest = NodeForest(tree_offsets, threshold, node_info, np.ascontiguousarray(value[:, 0]))
+                tree_offsets, split_value, node_info, category_bitset, value, _ = self
+                forest = NodeForest(
+                    tree_offsets, split_value, node_info, category_bitset, np.ascontiguousarray(value[:, 0])
+                )
             self._raw_forest = forest
         return self._raw_forest
 
@@ -334,13 +400,16 @@ def float32_at_most(threshold):
 
 
 def pack_complete_forest(trees, max_depth=COMPLETE_MAX_DEPTH):
-    """The trees as complete binary trees (``CompleteForest``), or None if one is deeper than ``max_depth``.
+    """The trees as complete binary trees (``CompleteForest``), or None if one is deeper than ``max_depth``
+    or has a split that is not ``NUMERIC`` (categorical routing needs the node arrays).
 
     Prediction then needs no child indices: a row's path is ``depth`` steps of
     ``slot = 2 slot + goes_right`` from slot 1 (see ``kernels.cpu.predict``).
     """
     depth = np.array([tree.max_depth for tree in trees], dtype=np.int64)
     if depth.size == 0 or depth.max() > max_depth:
+        return None
+    if any(np.any(tree.split_type[tree.children_left != TREE_LEAF] != NUMERIC) for tree in trees):
         return None
     node_counts = np.array([tree.node_count for tree in trees], dtype=np.int64)
     sizes = np.int64(2) << depth

@@ -57,6 +57,8 @@ import math
 import numpy as np
 from numba import njit
 
+from ..tree import CATEGORICAL, MAX_CATEGORIES, NUMERIC
+
 GINI = 0
 ENTROPY = 1
 MISCLASSIFICATION = 2
@@ -378,22 +380,59 @@ def finish_split_from_histogram(feature_hist, best_bin, n_bins_non_missing, miss
 
 
 @njit(cache=True, inline="always")
-def route_to_leaf(X, row, offset, threshold, node_info):
-    """Leaf (index within its tree) that raw row ``row`` of ``X`` reaches in the tree at ``offset``.
+def category_child(value, split_type, missing_go_left, split_value, category_bitset):
+    """Child rank (0 = ``children_left``) that a raw ``value`` takes at a ``CATEGORICAL`` or ``MULTIWAY`` split,
+    or -1: stop at this ``MULTIWAY`` node.
 
-    ``node_info = left_child << 32 | feature << 1 | missing_go_left`` is
-    negative at leaves; the right child is ``left_child + 1`` (see
-    ``gpuforest.tree.pack_node_info``).
+    A value is a category code when it is an integer in ``[0, MAX_CATEGORIES)``. At a
+    ``CATEGORICAL`` split (``split_value``: the row of its bitset) code ``c`` goes left when bit
+    ``c % 32`` of word ``c // 32`` is set, anything else (NaN, no code) where missing values
+    go. At a ``MULTIWAY`` node (``split_value``: its number of children) code ``c`` takes child
+    ``c``; a missing value, no code or a code without a child stops the row there.
+    """
+    code = -1
+    if value >= 0 and value < MAX_CATEGORIES:  # False for NaN
+        code = int(value)
+        if code != value:
+            code = -1
+    if split_type == CATEGORICAL:
+        if code < 0:
+            return 0 if missing_go_left else 1
+        word = category_bitset[int(split_value), code >> 5]
+        return 0 if (word >> (code & 31)) & 1 else 1
+    if code < 0 or code >= split_value:
+        return -1
+    return code
+
+
+@njit(cache=True, inline="always")
+def route_to_leaf(X, row, offset, split_value, node_info, category_bitset):
+    """Node (index within its tree) that raw row ``row`` of ``X`` ends in, in the tree at ``offset``:
+    a leaf, or a ``MULTIWAY`` node where the row's value has no child.
+
+    ``node_info = left_child << 32 | feature << 3 | split_type << 1 |
+    missing_go_left`` is negative at leaves; ``split_value`` is a numeric
+    split's threshold, a categorical split's row of ``category_bitset``, a
+    multiway node's number of children (see ``gpuforest.tree.pack_node_info``
+    and ``pack_split_values``). Only a categorical split reads a bitset, so
+    trees of numeric splits read what they read without categories.
     """
     node = 0
     info = node_info[offset]
     while info >= 0:
-        value = X[row, (info >> 1) & 0x7FFFFFFF]
-        if math.isnan(value):
-            left = (info & 1) == 1
+        value = X[row, (info >> 3) & 0x1FFFFFFF]
+        split_type = (info >> 1) & 3
+        if split_type == NUMERIC:
+            if math.isnan(value):
+                left = (info & 1) == 1
+            else:
+                left = value <= split_value[offset + node]
+            child = 0 if left else 1
         else:
-            left = value <= threshold[offset + node]
-        node = (info >> 32) + (0 if left else 1)
+            child = category_child(value, split_type, (info & 1) == 1, split_value[offset + node], category_bitset)
+            if child < 0:
+                return node
+        node = (info >> 32) + child
         info = node_info[offset + node]
     return node
 

@@ -422,6 +422,38 @@ def predict_leaves(X, tree_offsets, feature, threshold, missing_go_left, childre
     return out
 
 
+def apply_tree(tree, X):
+    """Node of ``tree`` (a ``gpuforest.tree.Tree``) each row of ``X`` ends in, one node at a time, by the
+    rules of the tree format's docstring: numeric, categorical (bitset) and multiway splits.
+
+    A category code is a float equal to an integer in ``[0, 256)``; NaN and any other value
+    follow ``missing_go_to_left`` at a categorical split and stop the row at a multiway node,
+    as does a code without a child there.
+    """
+    out = np.empty(X.shape[0], dtype=np.int64)
+    for row in range(X.shape[0]):
+        node = 0
+        while tree.children_left[node] != LEAF:
+            value = float(X[row, tree.feature[node]])
+            first, last = int(tree.children_left[node]), int(tree.children_right[node])
+            code = int(value) if value in range(256) else None
+            if tree.split_type[node] == 0:  # numeric
+                go_left = bool(tree.missing_go_to_left[node]) if math.isnan(value) else value <= tree.threshold[node]
+                node = first if go_left else last
+            elif tree.split_type[node] == 1:  # categorical
+                if code is None:
+                    go_left = bool(tree.missing_go_to_left[node])
+                else:
+                    go_left = (int(tree.category_bitset[node, code // 32]) >> (code % 32)) & 1 == 1
+                node = first if go_left else last
+            else:  # multiway
+                if code is None or first + code > last:
+                    break
+                node = first + code
+        out[row] = node
+    return out
+
+
 def predict_raw(X, tree_offsets, feature, threshold, missing_go_left, children_left, children_right, leaf_value,
                 baseline):
     """``baseline`` (n_scores,) plus each tree's leaf value in column ``tree % n_scores``, trees in order."""

@@ -343,8 +343,8 @@ def test_packed_forest_is_the_trees_renumbered_depth_first():
             if tree.children_left[node] == -1:
                 assert info[position] < 0
                 continue
-            assert forest._threshold[offset + position] == tree.threshold[node]
-            assert (info[position] >> 1) & 0x7FFFFFFF == tree.feature[node]
+            assert forest._split_value[offset + position] == tree.threshold[node]
+            assert (info[position] >> 3) & 0x1FFFFFFF == tree.feature[node]
             left = info[position] >> 32
             # Siblings stay consecutive, and a left child's pair comes right after its parent's pair.
             assert tree_node[left] == tree.children_left[node] and tree_node[left + 1] == tree.children_right[node]

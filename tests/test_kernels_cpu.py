@@ -12,7 +12,10 @@ import numpy as np
 import pytest
 
 from gpuforest import statistics
-from gpuforest.tree import COMPLETE_MAX_DEPTH, Tree, float32_at_most, pack_complete_forest, pack_node_info
+from gpuforest.tree import (
+    CATEGORICAL, CATEGORY_WORDS, COMPLETE_MAX_DEPTH, MULTIWAY, NUMERIC, Tree, float32_at_most, pack_complete_forest,
+    pack_forest, pack_node_info,
+)
 from gpuforest.kernels import common
 from gpuforest.kernels.cpu import binning, chunks, histogram, leaf_values, partitioning, predict, prefetch, sampling, splitting
 
@@ -932,6 +935,8 @@ def test_add_range_values_updates_the_rows_of_each_range():
 
 # --- prediction -----------------------------------------------------------------------------
 
+NO_BITSETS = np.zeros((0, CATEGORY_WORDS), dtype=np.uint32)  # the category bitsets of trees without any
+
 
 def random_tree(rng, X, max_depth):
     """A random tree in the flat format, numbered breadth-first (siblings consecutive).
@@ -969,7 +974,7 @@ def test_predict_leaves_matches_reference(seed):
     tree_offsets = np.cumsum([0] + [t[0].size for t in trees[:-1]]).astype(np.int64)
     feature, threshold, missing_left, left, right = (np.concatenate(column) for column in zip(*trees))
     out = np.full((X.shape[0], len(trees)), -5, dtype=np.int32)
-    predict.predict_leaves(X, tree_offsets, threshold, pack_node_info(feature, missing_left, left), out)
+    predict.predict_leaves(X, tree_offsets, threshold, pack_node_info(feature, missing_left, left), NO_BITSETS, out)
     expected = ref.predict_leaves(X, tree_offsets, feature, threshold, missing_left, left, right)
     np.testing.assert_array_equal(out, expected)
     assert np.all(out[:, 0] == 0)  # a single-leaf tree
@@ -987,7 +992,8 @@ def test_predict_raw_adds_leaf_values_in_tree_order(n_scores):
     leaf_value = rng.normal(size=feature.size)
     baseline = rng.normal(size=n_scores)
     out = np.tile(baseline, (X.shape[0], 1))
-    predict.predict_raw(X, tree_offsets, threshold, pack_node_info(feature, missing_left, left), leaf_value, out)
+    node_info = pack_node_info(feature, missing_left, left)
+    predict.predict_raw(X, tree_offsets, threshold, node_info, NO_BITSETS, leaf_value, out)
     # One tree after another, as boosting adds them.
     expected = ref.predict_raw(X, tree_offsets, feature, threshold, missing_left, left, right, leaf_value, baseline)
     np.testing.assert_array_equal(out, expected)
@@ -1006,6 +1012,75 @@ def as_tree(arrays, leaf_value, n_features):
     )
 
 
+NOT_CODES = (-1.0, 2.5, -0.5, 256.0, 1e9)  # values of a categorical feature that are no category code
+
+
+def categorical_problem(rng, n_samples, n_categories):
+    """Float32 X of 4 features, 1 and 3 categorical: codes ``0 .. n_categories - 1``, and in about
+    a fifth of the rows NaN or a value of ``NOT_CODES``; the numeric ones with NaN too. Returns
+    ``(X, is_categorical)``."""
+    X = rng.normal(size=(n_samples, 4)).astype(np.float32)
+    is_categorical = np.array([False, True, False, True])
+    for feature in np.flatnonzero(is_categorical):
+        X[:, feature] = rng.integers(0, n_categories, n_samples)
+        odd = rng.random(n_samples) < 0.2
+        X[odd, feature] = rng.choice([np.nan, *NOT_CODES], odd.sum())
+    X[:, ~is_categorical] = np.where(rng.random((n_samples, 2)) < 0.1, np.nan, X[:, ~is_categorical])
+    return X, is_categorical
+
+
+def random_mixed_tree(rng, X, max_depth, is_categorical, n_categories):
+    """A ``Tree`` with every kind of split, numbered breadth-first (siblings consecutive): numeric
+    splits on the numeric features; on the categorical ones categorical splits (a random subset
+    of the 256 codes goes left) or multiway splits of 2 to ``n_categories`` children (codes
+    beyond them have none). Values are random (one per node)."""
+    columns = dict(feature=[-2], threshold=[-2.0], missing_left=[False], left=[ref.LEAF], right=[ref.LEAF],
+                   split_type=[NUMERIC], depth=[0])
+    bitsets = [np.zeros(CATEGORY_WORDS, dtype=np.uint32)]
+    node = 0
+    while node < len(columns["feature"]):
+        if columns["depth"][node] < max_depth and (node == 0 or rng.random() >= 0.2):
+            feature = int(rng.integers(0, X.shape[1]))
+            n_children = 2
+            if not is_categorical[feature]:
+                values = X[:, feature][~np.isnan(X[:, feature])]
+                columns["threshold"][node] = float(rng.choice(values))
+            elif rng.random() < 0.5:
+                columns["split_type"][node] = CATEGORICAL
+                bitsets[node] = rng.integers(0, 2**32, CATEGORY_WORDS, dtype=np.uint32)
+            else:
+                columns["split_type"][node] = MULTIWAY
+                n_children = int(rng.integers(2, n_categories + 1))
+            columns["feature"][node] = feature
+            columns["missing_left"][node] = bool(rng.random() < 0.5)
+            first = len(columns["feature"])
+            columns["left"][node], columns["right"][node] = first, first + n_children - 1
+            for name, fill in (("feature", -2), ("threshold", -2.0), ("missing_left", False), ("left", ref.LEAF),
+                               ("right", ref.LEAF), ("split_type", NUMERIC), ("depth", columns["depth"][node] + 1)):
+                columns[name] += [fill] * n_children
+            bitsets += [np.zeros(CATEGORY_WORDS, dtype=np.uint32)] * n_children
+        node += 1
+    n_nodes = len(columns["feature"])
+    zeros = np.zeros(n_nodes)
+    tree = Tree(
+        X.shape[1], np.array(columns["left"], dtype=np.int32), np.array(columns["right"], dtype=np.int32),
+        np.array(columns["feature"], dtype=np.int32), np.array(columns["threshold"]), np.zeros(n_nodes, np.int32),
+        np.array(columns["missing_left"]), rng.normal(size=(n_nodes, 1, 1)), zeros, np.ones(n_nodes, np.int64), zeros,
+        np.array(columns["depth"], dtype=np.int64),
+    )
+    tree.split_type = np.array(columns["split_type"], dtype=np.uint8)
+    tree.category_bitset = np.array(bitsets)
+    return tree
+
+
+def mixed_forest(rng, n_samples):
+    """``(X, trees)``: ``categorical_problem`` rows and trees of every split kind (a single leaf, a
+    stump, deep trees)."""
+    X, is_categorical = categorical_problem(rng, n_samples, n_categories=6)
+    trees = [random_mixed_tree(rng, X, max_depth, is_categorical, 6) for max_depth in (0, 1, 4, 6, 6)]
+    return X, trees
+
+
 def float32_edge_thresholds(rng, X, threshold, feature, left):
     """Half of the split nodes' thresholds moved halfway between a data value and the next float32 up.
 
@@ -1021,6 +1096,29 @@ def float32_edge_thresholds(rng, X, threshold, feature, left):
             threshold[node] = (float(value) + float(above)) / 2
             X[rng.integers(0, X.shape[0], 2), feature[node]] = [value, above]
     return threshold
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_predict_leaves_and_raw_route_every_split_kind(seed):
+    """``pack_forest`` + ``predict_leaves`` / ``predict_raw`` against the naive router, on trees of numeric,
+    categorical and multiway splits and rows with codes, NaN and values that are no code."""
+    rng = np.random.default_rng(515 + seed)
+    X, trees = mixed_forest(rng, 200)
+    tree_offsets, split_value, node_info, category_bitset, value, tree_node = pack_forest(trees)
+    out = np.full((X.shape[0], len(trees)), -5, dtype=np.int32)
+    predict.predict_leaves(X, tree_offsets, split_value, node_info, category_bitset, out)
+    leaves = tree_node[tree_offsets + out]
+    expected = np.column_stack([ref.apply_tree(tree, X) for tree in trees])
+    np.testing.assert_array_equal(leaves, expected)
+    stopped = np.concatenate([tree.split_type[expected[:, t]] for t, tree in enumerate(trees)])
+    assert np.any(stopped == MULTIWAY)  # some rows stop at a multiway node
+    raw = np.tile([0.5, -1.0], (X.shape[0], 1))
+    leaf_value = np.ascontiguousarray(value[:, 0])
+    predict.predict_raw(X, tree_offsets, split_value, node_info, category_bitset, leaf_value, raw)
+    expected_raw = np.tile([0.5, -1.0], (X.shape[0], 1))
+    for t, tree in enumerate(trees):  # in tree order, as the kernel adds them
+        expected_raw[:, t % 2] += tree.value[expected[:, t], 0, 0]
+    np.testing.assert_array_equal(raw, expected_raw)
 
 
 def test_float32_at_most_keeps_every_comparison():

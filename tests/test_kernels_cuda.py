@@ -28,15 +28,18 @@ from gpuforest.kernels.cuda import leaf_values as cuda_leaf_values
 from gpuforest.kernels.cuda import partitioning as cuda_partitioning
 from gpuforest.kernels.cuda import predict as cuda_predict
 from gpuforest.kernels.cuda import sampling as cuda_sampling
-from gpuforest.tree import pack_complete_forest, pack_node_info
+from gpuforest.tree import pack_complete_forest, pack_forest, pack_node_info
 
 try:
     from . import reference as ref
-    from .test_kernels_cpu import CRITERIA, CRITERION_ID, N_CLASSES, as_tree, make_rows, make_statistics, random_tree
+    from .test_kernels_cpu import (
+        CRITERIA, CRITERION_ID, N_CLASSES, NO_BITSETS, as_tree, make_rows, make_statistics, mixed_forest, random_tree,
+    )
 except ImportError:
     import reference as ref
     from test_kernels_cpu import (
-        CRITERIA, CRITERION_ID, N_CLASSES, as_tree, make_rows, make_statistics, random_tree, range_problem,
+        CRITERIA, CRITERION_ID, N_CLASSES, NO_BITSETS, as_tree, make_rows, make_statistics, mixed_forest, random_tree,
+        range_problem,
     )
 
 SIMULATOR = bool(config.ENABLE_CUDASIM)
@@ -364,7 +367,7 @@ def test_predict_leaves(grid, seed):
     tree_offsets = np.cumsum([0] + [t[0].size for t in trees[:-1]]).astype(np.int64)
     feature, threshold, missing_left, left, right = (np.concatenate(column) for column in zip(*trees))
     out = np.full((n_samples, len(trees)), -5, dtype=np.int32)
-    args = (X, tree_offsets, threshold, pack_node_info(feature, missing_left, left), out)
+    args = (X, tree_offsets, threshold, pack_node_info(feature, missing_left, left), NO_BITSETS, out)
     if grid == "one_block":
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(cuda_predict, "BLOCK_SIZE", 32)  # 180 (row, tree) pairs on 32 threads
@@ -372,10 +375,25 @@ def test_predict_leaves(grid, seed):
     else:
         cpu_args, cuda_args = run_both(predict.predict_leaves, cuda_predict.predict_leaves, args)
     assert_all_equal(cpu_args, cuda_args)
-    assert np.unique(cuda_args[4][:, 3]).size > 2  # not vacuous
+    assert np.unique(cuda_args[5][:, 3]).size > 2  # not vacuous
     # Boosting's raw scores: the trees' leaf values summed in tree order into two columns.
     raw = np.tile([0.5, -1.0], (n_samples, 1))
-    raw_args = (X, tree_offsets, threshold, args[3], rng.normal(size=threshold.size), raw)
+    raw_args = (X, tree_offsets, threshold, args[3], NO_BITSETS, rng.normal(size=threshold.size), raw)
+    cpu_args, cuda_args = run_both(predict.predict_raw, cuda_predict.predict_raw, raw_args)
+    assert_all_equal(cpu_args, cuda_args)
+
+
+def test_predict_every_split_kind(grid):
+    """Trees of numeric, categorical and multiway splits; rows with codes, NaN and values that are no code."""
+    rng = np.random.default_rng(545)
+    X, trees = mixed_forest(rng, 40)
+    tree_offsets, split_value, node_info, category_bitset, value, _ = pack_forest(trees)
+    out = np.full((X.shape[0], len(trees)), -5, dtype=np.int32)
+    args = (X, tree_offsets, split_value, node_info, category_bitset, out)
+    cpu_args, cuda_args = run_both(predict.predict_leaves, cuda_predict.predict_leaves, args)
+    assert_all_equal(cpu_args, cuda_args)
+    assert np.unique(cuda_args[5][:, 4]).size > 2  # not vacuous
+    raw_args = (*args[:5], np.ascontiguousarray(value[:, 0]), np.tile([0.5, -1.0], (X.shape[0], 1)))
     cpu_args, cuda_args = run_both(predict.predict_raw, cuda_predict.predict_raw, raw_args)
     assert_all_equal(cpu_args, cuda_args)
 

@@ -3,7 +3,8 @@
 A value ``x`` of feature ``f`` goes to bin ``b`` = the number of thresholds of
 ``f`` that are ``< x``, so that ``x <= thresholds[f, b]`` exactly when its bin
 is ``<= b``: a split on bins is the same split on raw values. NaN goes to the
-reserved ``missing_bin``.
+reserved ``missing_bin``. A categorical feature's thresholds are ``c + 0.5``
+(``gpuforest.binning``), so a category code's bin is the code.
 
 A binary search over 255 thresholds mispredicts a branch at about every
 step. Each feature gets a table instead: ``N_BUCKETS`` equal-width buckets of

@@ -1,11 +1,13 @@
 """Route raw rows through many trees: flat node arrays, or complete binary trees.
 
 Node arrays (``predict_leaves``, ``predict_raw``; ``tree.pack_forest``):
-prediction reads two arrays per visited node, not five: the threshold and a
-packed ``node_info = left_child << 32 | feature << 1 | missing_go_left``
-(``tree.pack_node_info``). Leaves have ``left_child == -1``, so their
-``node_info`` is negative; a split node's right child is ``left_child + 1``
-(the tree format numbers siblings consecutively).
+prediction reads two arrays per visited node, not five: the split value (a
+threshold) and a packed ``node_info = left_child << 32 | feature << 3 |
+split_type << 1 | missing_go_left`` (``tree.pack_node_info``). Leaves have
+``left_child == -1``, so their ``node_info`` is negative; a split node's right
+child is ``left_child + 1`` (the tree format numbers siblings consecutively).
+A categorical split also reads its row of ``category_bitset``
+(``common.route_to_leaf``).
 
 Complete binary trees (``predict_raw_complete``; ``tree.pack_complete_forest``,
 trees of bounded depth): a tree of depth ``d`` is a heap of ``2**(d + 1)``
@@ -27,8 +29,8 @@ LANES = 8  # rows routed in lockstep (written out in _add_complete_trees); more 
 
 
 @njit(parallel=True, cache=True)
-def predict_leaves(X, tree_offsets, threshold, node_info, out):
-    """Leaf reached by every row in every tree.
+def predict_leaves(X, tree_offsets, split_value, node_info, category_bitset, out):
+    """Leaf reached by every row in every tree (or the ``MULTIWAY`` node it stops at).
 
     Parameters
     ----------
@@ -36,10 +38,12 @@ def predict_leaves(X, tree_offsets, threshold, node_info, out):
     tree_offsets : ndarray of shape (n_trees,), dtype int64
         Index of each tree's root in the flat node arrays; child indices are
         relative to it.
-    threshold : ndarray of shape (n_nodes_total,), dtype float64
+    split_value : ndarray of shape (n_nodes_total,), dtype float64
+        ``tree.pack_split_values``: numeric thresholds, bitset rows, numbers of children.
     node_info : ndarray of shape (n_nodes_total,), dtype int64
+    category_bitset : ndarray of shape (n_categorical_splits, 8), dtype uint32
     out : ndarray of shape (n_samples, n_trees), dtype int32
-        Output: the leaf's index within its tree.
+        Output: the node's index within its tree.
     """
     n_samples = X.shape[0]
     # A block of rows goes through one tree at a time: the tree's nodes stay in cache
@@ -49,11 +53,13 @@ def predict_leaves(X, tree_offsets, threshold, node_info, out):
         stop_row = min(first_row + ROWS_PER_BLOCK, n_samples)
         for tree_idx in range(tree_offsets.shape[0]):
             for row in range(first_row, stop_row):
-                out[row, tree_idx] = route_to_leaf(X, row, tree_offsets[tree_idx], threshold, node_info)
+                out[row, tree_idx] = route_to_leaf(
+                    X, row, tree_offsets[tree_idx], split_value, node_info, category_bitset
+                )
 
 
 @njit(parallel=True, cache=True)
-def predict_raw(X, tree_offsets, threshold, node_info, leaf_value, out):
+def predict_raw(X, tree_offsets, split_value, node_info, category_bitset, leaf_value, out):
     """Add every tree's leaf value to its raw score: tree ``t`` adds to column ``t % n_scores``.
 
     Boosting's prediction without an (n_samples, n_trees) matrix of leaves.
@@ -62,7 +68,7 @@ def predict_raw(X, tree_offsets, threshold, node_info, leaf_value, out):
 
     Parameters
     ----------
-    X, tree_offsets, threshold, node_info : as ``predict_leaves``
+    X, tree_offsets, split_value, node_info, category_bitset : as ``predict_leaves``
     leaf_value : ndarray of shape (n_nodes_total,), dtype float64
     out : ndarray of shape (n_samples, n_scores), dtype float64
         Starting scores (the baseline), updated in place.
@@ -74,7 +80,8 @@ def predict_raw(X, tree_offsets, threshold, node_info, leaf_value, out):
         for tree_idx in range(tree_offsets.shape[0]):
             offset, score = tree_offsets[tree_idx], tree_idx % n_scores
             for row in range(first_row, stop_row):
-                out[row, score] += leaf_value[offset + route_to_leaf(X, row, offset, threshold, node_info)]
+                leaf = route_to_leaf(X, row, offset, split_value, node_info, category_bitset)
+                out[row, score] += leaf_value[offset + leaf]
 
 
 @njit(cache=True)

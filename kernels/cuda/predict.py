@@ -22,19 +22,19 @@ from .launch import BLOCK_SIZE, elementwise_config
 
 
 
-def _predict_leaves_kernel(X, tree_offsets, threshold, node_info, out):
+def _predict_leaves_kernel(X, tree_offsets, split_value, node_info, category_bitset, out):
     n_samples = X.shape[0]
     n_pairs = n_samples * tree_offsets.shape[0]
     for pair in range(cuda.grid(1), n_pairs, cuda.gridsize(1)):
         tree_idx = pair // n_samples
         row = pair - tree_idx * n_samples
-        out[row, tree_idx] = route_to_leaf(X, row, tree_offsets[tree_idx], threshold, node_info)
+        out[row, tree_idx] = route_to_leaf(X, row, tree_offsets[tree_idx], split_value, node_info, category_bitset)
 
 
 _predict_leaves = jit_kernel(_predict_leaves_kernel)
 
 
-def predict_leaves(X, tree_offsets, threshold, node_info, out):
+def predict_leaves(X, tree_offsets, split_value, node_info, category_bitset, out):
     """Leaf reached by every row in every tree (see ``kernels.cpu.predict``).
 
     Launch: one thread per (row, tree) pair, tree-major, blocks of up to 256
@@ -44,22 +44,23 @@ def predict_leaves(X, tree_offsets, threshold, node_info, out):
     if n_pairs == 0:
         return
     blocks, threads = elementwise_config(n_pairs)
-    _predict_leaves[blocks, threads](X, tree_offsets, threshold, node_info, out)
+    _predict_leaves[blocks, threads](X, tree_offsets, split_value, node_info, category_bitset, out)
 
 
-def _predict_raw_kernel(X, tree_offsets, threshold, node_info, leaf_value, out):
+def _predict_raw_kernel(X, tree_offsets, split_value, node_info, category_bitset, leaf_value, out):
     n_scores = out.shape[1]
     for row in range(cuda.grid(1), X.shape[0], cuda.gridsize(1)):
         # One thread per row adds the trees in order, as training did.
         for tree_idx in range(tree_offsets.shape[0]):
             offset = tree_offsets[tree_idx]
-            out[row, tree_idx % n_scores] += leaf_value[offset + route_to_leaf(X, row, offset, threshold, node_info)]
+            leaf = route_to_leaf(X, row, offset, split_value, node_info, category_bitset)
+            out[row, tree_idx % n_scores] += leaf_value[offset + leaf]
 
 
 _predict_raw = jit_kernel(_predict_raw_kernel)
 
 
-def predict_raw(X, tree_offsets, threshold, node_info, leaf_value, out):
+def predict_raw(X, tree_offsets, split_value, node_info, category_bitset, leaf_value, out):
     """Add every tree's leaf value to its raw score (see ``kernels.cpu.predict``).
 
     Launch: one thread per row, blocks of up to 256 threads (grid-stride).
@@ -67,7 +68,7 @@ def predict_raw(X, tree_offsets, threshold, node_info, leaf_value, out):
     if X.shape[0] == 0:
         return
     blocks, threads = elementwise_config(X.shape[0])
-    _predict_raw[blocks, threads](X, tree_offsets, threshold, node_info, leaf_value, out)
+    _predict_raw[blocks, threads](X, tree_offsets, split_value, node_info, category_bitset, leaf_value, out)
 
 
 def _predict_raw_complete_kernel(X, tree_offsets, tree_depth, feature, threshold, missing_go_right, value, out):
@@ -109,6 +110,7 @@ def ptx_specializations():
                 types.Array(types.int64, 1, "C"),
                 types.Array(types.float64, 1, "C"),
                 types.Array(types.int64, 1, "C"),
+                types.Array(types.uint32, 2, "C"),
                 types.Array(types.int32, 2, "C"),
             ),
             BLOCK_SIZE,
@@ -121,6 +123,7 @@ def ptx_specializations():
                 types.Array(types.int64, 1, "C"),
                 types.Array(types.float64, 1, "C"),
                 types.Array(types.int64, 1, "C"),
+                types.Array(types.uint32, 2, "C"),
                 types.Array(types.float64, 1, "C"),
                 types.Array(types.float64, 2, "C"),
             ),

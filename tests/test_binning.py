@@ -1,0 +1,87 @@
+"""``BinMapper`` on categorical features: bins are the codes, checked before any kernel; numeric features unchanged."""
+
+import numpy as np
+import pytest
+
+from gpuforest.backend import get_backend
+from gpuforest.binning import BinMapper
+
+
+def mixed_columns(rng, n_samples):
+    """Float32 X: a numeric feature, a categorical one with codes 0, 1, 3, 6 (2, 4, 5 unused) and NaN,
+    another numeric one."""
+    X = rng.normal(size=(n_samples, 3)).astype(np.float32)
+    X[:, 1] = rng.choice([0.0, 1.0, 3.0, 6.0, np.nan], n_samples)
+    X[rng.random(n_samples) < 0.1, 0] = np.nan
+    return X
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_categorical_bins_are_the_codes(device):
+    X = mixed_columns(np.random.default_rng(0), 40)
+    mapper = BinMapper(max_bins=16, is_categorical=[False, True, False]).fit(X)
+    backend = get_backend(device)
+    bins = backend.to_host(mapper.transform(X, backend))
+    codes = X[:, 1]
+    expected = np.where(np.isnan(codes), mapper.missing_bin, np.nan_to_num(codes)).astype(np.uint8)
+    np.testing.assert_array_equal(bins[:, 1], expected)
+    assert mapper.n_categories_.tolist() == [0, 7, 0]  # the largest code + 1, unused codes included
+    assert mapper.n_bins_non_missing_[1] == 7
+    assert mapper.is_categorical.dtype == bool and mapper.is_categorical.tolist() == [False, True, False]
+
+
+def test_categories_count_every_row_not_only_the_subsample():
+    """Thresholds come from a subsample, but a code seen only outside it still gets its own bin."""
+    X = np.zeros((1000, 1), dtype=np.float32)
+    X[:, 0] = np.arange(1000) % 5
+    X[-1, 0] = 9.0
+    mapper = BinMapper(max_bins=16, subsample=100, is_categorical=[True]).fit(X)
+    bins = mapper.transform(X, get_backend("cpu"))
+    np.testing.assert_array_equal(bins[:, 0], X[:, 0].astype(np.uint8))
+    assert mapper.n_categories_[0] == 10
+
+
+def test_numeric_features_bin_as_without_categorical_ones():
+    """A categorical feature changes nothing of the numeric ones: thresholds, bins and split thresholds
+    are those of a mapper fitted on the numeric features alone."""
+    X = mixed_columns(np.random.default_rng(1), 400)
+    mixed = BinMapper(max_bins=32, is_categorical=[False, True, False]).fit(X)
+    numeric = BinMapper(max_bins=32).fit(X[:, [0, 2]])
+    np.testing.assert_array_equal(mixed.bin_thresholds_[[0, 2]], numeric.bin_thresholds_)
+    backend = get_backend("cpu")
+    np.testing.assert_array_equal(mixed.transform(X, backend)[:, [0, 2]], numeric.transform(X[:, [0, 2]], backend))
+    bins = np.arange(numeric.n_bins_non_missing_.min() - 1)
+    for mixed_feature, numeric_feature in ((0, 0), (2, 1)):
+        features = np.full(bins.shape, mixed_feature)
+        np.testing.assert_array_equal(
+            mixed.split_thresholds(features, bins, bins + 1),
+            numeric.split_thresholds(np.full(bins.shape, numeric_feature), bins, bins + 1),
+        )
+
+
+@pytest.mark.parametrize(
+    "bad_value, message",
+    [
+        (-1.0, r"Categorical feature 1 must hold category codes.*-1\.0"),
+        (2.5, r"Categorical feature 1 must hold category codes.*2\.5"),
+        (np.inf, r"Categorical feature 1 must hold category codes.*inf"),
+        (7.0, r"Categorical feature 1 has 8 categories \(codes 0 to 7\); max_bins=8 allows at most 7"),
+    ],
+)
+def test_values_that_are_no_codes_are_refused(bad_value, message):
+    X = mixed_columns(np.random.default_rng(2), 50)
+    X[5, 1] = bad_value
+    with pytest.raises(ValueError, match=message):
+        BinMapper(max_bins=8, is_categorical=[False, True, False]).fit(X)
+
+
+def test_the_largest_code_that_fits():
+    """``max_bins - 1`` categories fill every bin but the missing one."""
+    X = np.arange(7, dtype=np.float32).reshape(-1, 1)
+    mapper = BinMapper(max_bins=8, is_categorical=[True]).fit(X)
+    np.testing.assert_array_equal(mapper.transform(X, get_backend("cpu"))[:, 0], np.arange(7))
+
+
+def test_is_categorical_needs_one_entry_per_feature():
+    with pytest.raises(ValueError, match=r"is_categorical must have one entry per feature \(3\)"):
+        BinMapper(is_categorical=[True, False]).fit(np.zeros((4, 3), dtype=np.float32))
