@@ -47,7 +47,8 @@ AUTO_EARLY_STOPPING_ROWS = 10_000
 _SHARED_PARAMETERS = dict(
     learning_rate=0.1, n_estimators=100, max_depth=None, max_leaf_nodes=31, grow_policy="lossguide",
     min_samples_leaf=20, min_child_weight=1e-3, l2_regularization=0.0, l1_regularization=0.0, min_split_gain=0.0,
-    subsample=1.0, colsample_bytree=1.0, colsample_bynode=1.0, max_bins=256, init=None, warm_start=False, early_stopping="auto", scoring="loss", validation_fraction=0.1,
+    subsample=1.0, colsample_bytree=1.0, colsample_bynode=1.0, max_bins=256, init=None, warm_start=False,
+    early_stopping="auto", scoring="loss", validation_fraction=0.1,
     n_iter_no_change=10, tol=1e-7, random_state=None, device="auto", categorical_features=None,
 )
 
