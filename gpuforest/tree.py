@@ -146,13 +146,19 @@ class Tree:
         return scipy.sparse.csr_matrix((data, indices, indptr), shape=(X.shape[0], self.node_count))
 
     def compute_feature_importances(self, normalize=True):
-        """Mean decrease in impurity per feature (Breiman et al. 1984), as scikit-learn's."""
+        """Mean decrease in impurity per feature (Breiman et al. 1984), as scikit-learn's; a multiway split
+        decreases its node's weighted impurity by all its children's."""
         internal = np.flatnonzero(self.children_left != TREE_LEAF)
-        left = self.children_left[internal]
-        right = self.children_right[internal]
+        n_children = (self.children_right[internal] - self.children_left[internal] + 1).astype(np.int64)
+        first_child = np.cumsum(n_children) - n_children
+        children = np.repeat(self.children_left[internal], n_children) + (
+            np.arange(n_children.sum()) - np.repeat(first_child, n_children)
+        )
         weighted_impurity = self.weighted_n_node_samples * self.impurity
-        decrease = weighted_impurity[internal] - weighted_impurity[left] - weighted_impurity[right]
-        importances = np.bincount(self.feature[internal], weights=decrease, minlength=self.n_features)
+        children_impurity = np.add.reduceat(weighted_impurity[children], first_child) if internal.size else 0.0
+        decrease = weighted_impurity[internal] - children_impurity
+        # float64 also when there is no split (numpy's bincount of nothing is int64).
+        importances = np.bincount(self.feature[internal], weights=decrease, minlength=self.n_features).astype(float)
         importances /= self.weighted_n_node_samples[0]
         total = importances.sum()
         if normalize and total > 0:

@@ -106,3 +106,26 @@ def test_raw_scores_of_categorical_trees_use_the_node_arrays(device):
     for index, tree in enumerate(trees):
         expected[:, index % 2] += tree.value[ref.apply_tree(tree, X), 0, 0]
     np.testing.assert_array_equal(raw, expected)
+
+
+def test_feature_importances_count_every_child_of_a_multiway_split():
+    """Weighted impurity decreases by hand on ``hand_built_tree`` with impurities and weights set."""
+    tree = hand_built_tree()
+    tree.weighted_n_node_samples = np.array([10.0, 6.0, 4.0, 1.0, 2.0, 3.0, 1.0, 3.0])
+    tree.impurity = np.array([0.5, 0.4, 0.3, 0.0, 0.1, 0.2, 0.0, 0.0])
+    root = 10 * 0.5 - 6 * 0.4 - 4 * 0.3  # feature 0
+    multiway = 6 * 0.4 - (1 * 0.0 + 2 * 0.1 + 3 * 0.2)  # feature 1: three children
+    numeric = 4 * 0.3 - 0.0  # feature 2
+    expected = np.array([root, multiway, numeric]) / 10
+    np.testing.assert_allclose(tree.compute_feature_importances(normalize=False), expected, rtol=1e-12)
+    np.testing.assert_allclose(tree.compute_feature_importances(), expected / expected.sum(), rtol=1e-12)
+
+
+def test_feature_importances_of_a_single_leaf_are_zero_as_in_scikit_learn():
+    from sklearn.tree import DecisionTreeClassifier as SkDecisionTreeClassifier
+
+    from gpuforest import DecisionTreeClassifier
+
+    X, y = np.arange(10.0).reshape(5, 2), np.zeros(5)
+    expected = SkDecisionTreeClassifier().fit(X, y).feature_importances_
+    np.testing.assert_array_equal(DecisionTreeClassifier(device="cpu").fit(X, y).feature_importances_, expected)
