@@ -179,7 +179,9 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
         return max(round(n_samples * self.max_samples), 1)
 
     def _trees_per_batch(self, backend, n_samples, n_trees):
-        """Trees grown together: as many as a quarter of the free memory holds."""
+        """Trees grown together: as many as a quarter of the free memory holds; one with per-tree statistics."""
+        if self._per_tree_statistics():
+            return 1
         per_tree = BYTES_PER_TREE_ROW * max(n_samples, 1)
         return int(max(1, min(n_trees, 0.25 * backend.free_memory_bytes() // per_tree)))
 
