@@ -736,3 +736,23 @@ def test_pessimistic_pruning_of_a_multiway_tree_is_c45s(confidence_factor):
     assert len(raises) >= 1 and root.test[1] == MULTIWAY and pruned.node_count == 4
     assert pruned.n_node_samples[1:].sum() > y.shape[0]  # each unknown row in every leaf
     _assert_same_as_linked(pruned, root, impurity=_gini)
+
+
+def test_forest_prunes_each_tree_as_c45_on_its_drawn_rows():
+    """Each tree pruned on its bootstrap rows, a row drawn k times weighing k (its weight in the grown tree)."""
+    X, y, _ = _classification_data(300, seed=1)
+    params = dict(n_estimators=2, class_weight="balanced_subsample", random_state=0, device="cpu")
+    grown = gpuforest.RandomForestClassifier(**params).fit(X, y)
+    pruned = gpuforest.RandomForestClassifier(pruning="pessimistic", confidence_factor=0.1, **params).fit(X, y)
+    counts = grown._sample_counts(get_backend("cpu"), 0, 2, X.shape[0])
+    for tree, pruned_tree, tree_counts in zip(grown.trees_, pruned.trees_, counts):
+        drawn = np.bincount(y, weights=tree_counts, minlength=3)
+        weight = tree_counts * (drawn.sum() / (3 * drawn))[y]  # scikit-learn's balanced_subsample weights
+        root, _ = _naive_pessimistic(tree, X, y, weight, confidence_factor=0.1)
+        _assert_same_as_linked(pruned_tree, root, impurity=_gini)
+    bagging = gpuforest.BaggingClassifier(
+        gpuforest.DecisionTreeClassifier(pruning="pessimistic", confidence_factor=0.1, subtree_raising=False),
+        n_estimators=2,
+    )
+    assert bagging._forest_params()["confidence_factor"] == 0.1
+    assert bagging._forest_params()["subtree_raising"] is False
