@@ -614,7 +614,8 @@ def extra_errors(n_cases, n_errors, confidence_factor=0.25):
 
 @njit(cache=True)
 def _branch_of(value, node, split_type, threshold, missing_go_to_left, category_bitset, n_branches):
-    """The branch (0 .. n_branches - 1) a raw ``value`` of ``node``'s feature takes; -1 where it stops (``Tree``'s rules)."""
+    """The branch (0 .. n_branches - 1) that a raw ``value`` of ``node``'s feature takes, by ``Tree``'s
+    rules of each split kind; -1 where it stops (missing or no valid code at a ``MULTIWAY`` split)."""
     if split_type[node] == MULTIWAY:
         if value >= 0 and value < n_branches and value == np.floor(value):
             return int(value)
@@ -630,8 +631,9 @@ def _branch_of(value, node, split_type, threshold, missing_go_to_left, category_
 
 
 @njit(cache=True)
-def _current(node, raised):
-    """The node whose subtree stands where ``node`` was grown: ``node``, or what it was raised into."""
+def _standing(node, raised):
+    """The node whose subtree stands where ``node`` was grown: ``node``, or what it was raised into
+    (``_standing_nodes`` of one node)."""
     while raised[node] >= 0:
         node = raised[node]
     return node
@@ -658,12 +660,13 @@ def _split_cases(node, rows, weights, X, structure, raised):
     Returns
     -------
     children : list of int
-        The node standing at each such branch (``_current``), in branch order.
+        The node standing at each such branch (``_standing``), in branch order.
     child_rows, child_weights : list of ndarray
         Their cases.
     largest : int
         The position in ``children`` of the branch with the largest share (the
-        last of equals, as prune.c), -1 without known cases.
+        last of equals, as prune.c), -1 without known cases (where prune.c
+        leaves it undefined: no raising then).
     """
     children_left, children_right, split_type, feature, threshold, missing_go_to_left, category_bitset = structure
     first_child = children_left[node]
@@ -695,7 +698,7 @@ def _split_cases(node, rows, weights, X, structure, raised):
                 cases[taken] = rows[case]
                 case_weights[taken] = weights[case] if branch[case] == b else weights[case] * share
                 taken += 1
-        children.append(_current(first_child + b, raised))
+        children.append(_standing(first_child + b, raised))
         child_rows.append(cases)
         child_weights.append(case_weights)
     return children, child_rows, child_weights, largest
@@ -734,7 +737,7 @@ def _prune_error_based(rows, weights, data, structure, state, parameters):
     branches, which are pruned next (children first); then it is compared as
     it stands, as a leaf and as its largest branch, and cut, raised (its
     largest branch pruned again on its cases: those cases are ``rerouted``)
-    or kept. ``estimate[_current(n)]`` is node ``n``'s estimated errors once
+    or kept. ``estimate[_standing(n)]`` is node ``n``'s estimated errors once
     its subtree is pruned.
 
     Parameters
@@ -793,15 +796,16 @@ def _prune_error_based(rows, weights, data, structure, state, parameters):
             continue
         tree_estimate = 0.0
         for child in children:
-            tree_estimate += estimate[_current(child, raised)]
+            tree_estimate += estimate[_standing(child, raised)]
         branch_estimate, branch_root = np.inf, -1
         if subtree_raising and largest >= 0:
-            branch_root = _current(children[largest], raised)
+            branch_root = _standing(children[largest], raised)
             branch_estimate = _subtree_estimate(branch_root, rows, weights, data, structure, state, parameters)
-        if leaf_estimate <= branch_estimate + C45_ERROR_TOLERANCE and leaf_estimate <= tree_estimate + C45_ERROR_TOLERANCE:
+        tolerance = C45_ERROR_TOLERANCE
+        if leaf_estimate <= branch_estimate + tolerance and leaf_estimate <= tree_estimate + tolerance:
             cut[node] = True
             estimate[node] = leaf_estimate
-        elif branch_estimate <= tree_estimate + C45_ERROR_TOLERANCE:
+        elif branch_estimate <= tree_estimate + tolerance:
             raised[node] = branch_root
             nodes.append(branch_root)
             second.append(False)
@@ -863,7 +867,8 @@ def prune_pessimistic(tree, X, y, sample_weight, criterion, confidence_factor=0.
     values. The nodes the raised cases reach get their class counts, weights,
     numbers of rows and impurities; the others keep the grown ones (so does a
     node of a raised branch that none of the node's cases reaches, as in
-    prune.c). C4.5 sums ``float``; this, ``float64``.
+    prune.c). C4.5 sums ``float``; this, ``float64``. Where classes tie at a
+    leaf, C4.5 keeps the leaf's class; a ``Tree`` predicts the first of them.
 
     Parameters
     ----------

@@ -843,7 +843,8 @@ def test_pessimistic_pruning_of_j48s_unpruned_tree_is_j48s_pruned_tree(name, sub
     dataset = bench.parse_arff(arff.read_text(), name)
     unpruned = _tree_of_j48(_j48_tree(arff, ["-U"]), dataset)
     j48 = _j48_tree(arff, ["-C", "0.2"] + ([] if subtree_raising else ["-S"]))
-    pruned = prune_pessimistic(unpruned, dataset.X, dataset.y, np.ones(dataset.y.shape[0]), "gini", 0.2, subtree_raising)
+    weight = np.ones(dataset.y.shape[0])
+    pruned = prune_pessimistic(unpruned, dataset.X, dataset.y, weight, "gini", 0.2, subtree_raising)
     assert pruned.node_count < unpruned.node_count
     stack = [(0, j48)]
     while stack:
