@@ -762,11 +762,12 @@ def test_forest_prunes_each_tree_as_c45_on_its_drawn_rows():
         root, _ = _naive_pessimistic(tree, X, y, weight, confidence_factor=0.1)
         _assert_same_as_linked(pruned_tree, root, impurity=_gini)
     bagging = gpuforest.BaggingClassifier(
-        gpuforest.DecisionTreeClassifier(pruning="pessimistic", confidence_factor=0.1, subtree_raising=False),
-        n_estimators=2,
-    )
-    assert bagging._forest_params()["confidence_factor"] == 0.1
-    assert bagging._forest_params()["subtree_raising"] is False
+        gpuforest.DecisionTreeClassifier(pruning="pessimistic", confidence_factor=0.1, subtree_raising=False,
+                                         device="cpu"),
+        n_estimators=2, random_state=0,
+    ).fit(X, y)
+    assert bagging.forest_.get_params()["confidence_factor"] == 0.1
+    assert bagging.forest_.get_params()["subtree_raising"] is False
 
 
 # --- against Weka's J48 (where Java and Weka are installed) ----------------------------------------
