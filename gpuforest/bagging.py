@@ -184,6 +184,7 @@ class BaggingClassifier(_BatchedTreeBagging, _SklearnBaggingClassifier):
         return dict(
             super()._forest_params(), class_weight=tree.class_weight, voting=self.voting,
             reject_label=self.reject_label, min_split_significance=tree.min_split_significance,
+            confidence_factor=tree.confidence_factor, subtree_raising=tree.subtree_raising,
         )
 
     def _member_proba(self, X):

@@ -185,7 +185,7 @@ class BaseDecisionTree(AllowNaNMixin, BaseEstimator):
         self.device = device
         self.categorical_features = categorical_features
 
-    def _grow(self, X, sample_weight, stats, n_values, validation):
+    def _grow(self, X, y, sample_weight, stats, n_values, validation):
         """Bin ``X``, grow the tree on the rows with positive weight and prune it (``pruning.prune_grown_tree``)."""
         backend = get_backend(self.device)
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
@@ -200,7 +200,7 @@ class BaseDecisionTree(AllowNaNMixin, BaseEstimator):
         tree_offsets = np.array([0, sample_indices.shape[0]], dtype=np.int64)
         grower = TreeGrower(backend, rows, tree_offsets, self._bin_mapper, stats, n_values, params)
         (tree,) = grower.grow()
-        self.tree_ = prune_grown_tree(self, tree, backend, X, sample_indices, validation)
+        self.tree_ = prune_grown_tree(self, tree, backend, (X, y, sample_weight, sample_indices), validation)
         self.max_features_ = params.max_features
         self.device_ = backend.name
         return self
@@ -277,12 +277,19 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         Chi-square pre-pruning (Quinlan 1986): a split stays only if the
         chi-square test of independence between branch and class on its
         weighted class counts has a p-value below this. Not with ``max_leaf_nodes``.
-    pruning : {"reduced_error", "validation", "mdl"}, default=None
+    pruning : {"reduced_error", "validation", "mdl", "pessimistic"}, default=None
         ``"reduced_error"``: reduced-error post-pruning (Quinlan 1987) on
         validation data; ``"validation"``: a split stays only if it improves
         the validation accuracy of its node (pre-pruning, not with
         ``max_leaf_nodes``); ``"mdl"``: minimum description length pruning
-        (Mehta, Rissanen & Agrawal 1995). See ``gpuforest.pruning``.
+        (Mehta, Rissanen & Agrawal 1995); ``"pessimistic"``: C4.5's
+        error-based pruning on the training rows (Quinlan 1993). See
+        ``gpuforest.pruning``.
+    confidence_factor : float in (0, 0.5], default=0.25
+        C4.5's confidence factor of ``pruning="pessimistic"``: smaller prunes more.
+    subtree_raising : bool, default=True
+        Whether ``pruning="pessimistic"`` may replace a node by its largest
+        branch (C4.5's subtree raising; J48's ``-S`` turns it off).
     validation_fraction : float or int, default=0.1
         The validation data of ``"reduced_error"`` and ``"validation"`` without
         ``fit(..., eval_set=...)``: a stratified split of the training data (a
@@ -325,7 +332,8 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         self, *, criterion="gini", splitter="best", max_depth=None, min_samples_split=2, min_samples_leaf=1,
         min_weight_fraction_leaf=0.0, max_features=None, random_state=None, max_leaf_nodes=None,
         min_impurity_decrease=0.0, class_weight=None, ccp_alpha=0.0, min_split_significance=None, pruning=None,
-        validation_fraction=0.1, max_bins=256, device="auto", categorical_features=None,
+        validation_fraction=0.1, confidence_factor=0.25, subtree_raising=True, max_bins=256, device="auto",
+        categorical_features=None,
     ):
         super().__init__(
             criterion=criterion, splitter=splitter, max_depth=max_depth, min_samples_split=min_samples_split,
@@ -337,6 +345,8 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         )
         self.class_weight = class_weight
         self.min_split_significance = min_split_significance
+        self.confidence_factor = confidence_factor
+        self.subtree_raising = subtree_raising
 
     def fit(self, X, y, sample_weight=None, eval_set=None):
         """Grow the tree on ``X`` (n_samples, n_features) and class labels ``y``.
@@ -354,7 +364,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         if self.class_weight is not None:
             sample_weight = sample_weight * compute_sample_weight(self.class_weight, y_encoded)
         stats = classification_statistics(self.criterion, y_encoded, self.n_classes_, sample_weight)
-        return self._grow(X, sample_weight, stats, self.n_classes_, validation)
+        return self._grow(X, y_encoded, sample_weight, stats, self.n_classes_, validation)
 
     def predict_proba(self, X):
         """Class proportions of each sample's leaf, shape (n_samples, n_classes)."""
@@ -431,7 +441,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
             X, y, sample_weight, eval_set, partial(np.asarray, dtype=np.float64)
         )
         stats = regression_statistics(self.criterion, y, sample_weight)
-        return self._grow(X, sample_weight, stats, 1, validation)
+        return self._grow(X, y, sample_weight, stats, 1, validation)
 
     def predict(self, X):
         """Mean target of each sample's leaf, shape (n_samples,)."""

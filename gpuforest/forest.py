@@ -182,7 +182,9 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
         return max(round(n_samples * self.max_samples), 1)
 
     def _trees_per_batch(self, backend, n_samples, n_trees):
-        """Trees grown together: as many as a quarter of the free memory holds."""
+        """Trees grown together: as many as a quarter of the free memory holds; one with per-tree statistics."""
+        if self._per_tree_statistics():
+            return 1
         per_tree = BYTES_PER_TREE_ROW * max(n_samples, 1)
         return int(max(1, min(n_trees, 0.25 * backend.free_memory_bytes() // per_tree)))
 
@@ -239,19 +241,25 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
     def _pruned(self, backend, trees, counts, X, targets, sample_weight, validation):
         """The batch's ``trees`` pruned as the parameters say (``pruning.prune_grown_tree``).
 
-        A tree's training rows are its drawn rows of positive weight; its
-        validation rows ``eval_set``, or without it its out-of-bag rows.
+        A tree's training rows are its drawn rows of positive weight, weighted
+        as it was grown (times their draws); its validation rows ``eval_set``,
+        or without it its out-of-bag rows.
         """
         if not prunes(self):
             return trees
-        in_bag = (backend.to_host(counts) > 0) & (sample_weight > 0)
+        host_counts = backend.to_host(counts)
         pruned = []
-        for tree, drawn in zip(trees, in_bag):
+        for tree, tree_counts in zip(trees, host_counts):
+            drawn = (tree_counts > 0) & (sample_weight > 0)
             tree_validation = validation
             if validation is None and uses_validation(self):
                 out_of_bag = np.flatnonzero(~drawn & (sample_weight > 0))
                 tree_validation = (X[out_of_bag], targets[out_of_bag], sample_weight[out_of_bag])
-            pruned.append(prune_grown_tree(self, tree, backend, X, np.flatnonzero(drawn), tree_validation))
+            weight = sample_weight
+            if self._per_tree_statistics():
+                weight = self._subsample_weight(targets, sample_weight, tree_counts)
+            training = (X, targets, weight * tree_counts, np.flatnonzero(drawn))
+            pruned.append(prune_grown_tree(self, tree, backend, training, tree_validation))
         return pruned
 
     @staticmethod
@@ -475,7 +483,10 @@ class ForestClassifier(ClassifierMixin, BaseForest):
         return encode_labels(self.classes_, y)
 
     def _tree_params(self, random_state):
-        return dict(super()._tree_params(random_state), min_split_significance=self.min_split_significance)
+        return dict(
+            super()._tree_params(random_state), min_split_significance=self.min_split_significance,
+            confidence_factor=self.confidence_factor, subtree_raising=self.subtree_raising,
+        )
 
     def _statistics(self, y_encoded, sample_weight, max_multiplicity):
         return classification_statistics(
@@ -594,8 +605,9 @@ _CLASSIFIER_DOC = """{summary}
         As in ``sklearn.ensemble.{name}``; ``criterion`` also takes
         ``"misclassification"``. ``class_weight="balanced_subsample"`` grows one
         tree per batch (each tree has its own class weights).
-    min_split_significance, pruning, validation_fraction
-        Each tree pruned as ``DecisionTreeClassifier``'s; the validation data of
+    min_split_significance, pruning, validation_fraction, confidence_factor, subtree_raising
+        Each tree pruned as ``DecisionTreeClassifier``'s (``"pessimistic"`` on its
+        drawn rows, weighted by their draws); the validation data of
         ``pruning="reduced_error" | "validation"`` is ``fit``'s ``eval_set``, else
         each tree's out-of-bag rows with ``bootstrap=True`` (``oob_score_`` then
         scores trees pruned on those rows), else a ``validation_fraction`` split
@@ -662,8 +674,8 @@ def _classifier_init(default_bootstrap, default_max_features):
         min_weight_fraction_leaf=0.0, max_features=default_max_features, max_leaf_nodes=None,
         min_impurity_decrease=0.0, bootstrap=default_bootstrap, oob_score=False, n_jobs=None, random_state=None,
         verbose=0, warm_start=False, class_weight=None, ccp_alpha=0.0, max_samples=None, voting="soft",
-        reject_label=-1, min_split_significance=None, pruning=None, validation_fraction=0.1, max_bins=256,
-        device="auto", categorical_features=None,
+        reject_label=-1, min_split_significance=None, pruning=None, validation_fraction=0.1, confidence_factor=0.25,
+        subtree_raising=True, max_bins=256, device="auto", categorical_features=None,
     ):
         BaseForest.__init__(
             self, n_estimators=n_estimators, criterion=criterion, max_depth=max_depth,
@@ -676,6 +688,8 @@ def _classifier_init(default_bootstrap, default_max_features):
         )
         self.class_weight = class_weight
         self.min_split_significance = min_split_significance
+        self.confidence_factor = confidence_factor
+        self.subtree_raising = subtree_raising
         self.voting = voting
         self.reject_label = reject_label
 

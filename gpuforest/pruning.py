@@ -12,6 +12,9 @@
 - ``prune_mdl``: minimum description length pruning (Mehta, Rissanen &
   Agrawal 1995, "MDL-based decision tree pruning", as used by SLIQ; the
   coding scheme as restated by Rastogi & Shim 1998, "PUBLIC", section 2).
+- ``prune_pessimistic``: C4.5's error-based pruning with subtree raising
+  (Quinlan 1993, "C4.5: Programs for Machine Learning", ch. 4; the release 8
+  sources' prune.c and stats.c), on the training rows.
 
 A pre-pruning rule here decides at each node from that node and its children
 alone, so cutting the grown tree top-down at the first failing node gives the
@@ -26,7 +29,8 @@ Every function works on n-ary nodes as well (the children of node ``n`` are
 breadth-first by ``prune_to_leaves``, so children stay consecutive.
 
 The estimators' parameters (``ccp_alpha``, ``min_split_significance``,
-``pruning``, ``validation_fraction``, ``fit(..., eval_set=...)``) are applied
+``pruning``, ``validation_fraction``, ``confidence_factor``,
+``subtree_raising``, ``fit(..., eval_set=...)``) are applied
 by ``prune_grown_tree`` (see its docstring for the order).
 """
 
@@ -42,7 +46,8 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .tree import CATEGORICAL, MULTIWAY, NUMERIC, TREE_LEAF, TREE_UNDEFINED
+from . import information
+from .tree import CATEGORICAL, MAX_CATEGORIES, MULTIWAY, NUMERIC, TREE_LEAF, TREE_UNDEFINED
 
 # Losses and code lengths are sums of floats in some order: two equal in exact arithmetic may
 # differ by rounding. Within this fraction of the largest node cost they count as equal.
@@ -54,17 +59,17 @@ VALIDATION_METHODS = ("reduced_error", "validation")
 # scikit-learn-style constraints of the pruning parameters (trees and forests).
 PRUNING_PARAMETER_CONSTRAINTS = {
     "ccp_alpha": [Interval(Real, 0.0, None, closed="left")],
-    "pruning": [StrOptions({*VALIDATION_METHODS, "mdl"}), None],
+    "pruning": [StrOptions(set(VALIDATION_METHODS)), None],
     "validation_fraction": [Interval(Real, 0, 1, closed="neither"), Interval(Integral, 1, None, closed="left")],
 }
+REGRESSOR_PRUNING_CONSTRAINTS = PRUNING_PARAMETER_CONSTRAINTS
+# MDL codes class labels and error-based pruning counts misclassifications: classifiers only.
 CLASSIFIER_PRUNING_CONSTRAINTS = {
     **PRUNING_PARAMETER_CONSTRAINTS,
+    "pruning": [StrOptions({*VALIDATION_METHODS, "mdl", "pessimistic"}), None],
     "min_split_significance": [Interval(Real, 0.0, 1.0, closed="right"), None],
-}
-# MDL codes class labels, so regressors take the other methods only.
-REGRESSOR_PRUNING_CONSTRAINTS = {
-    **PRUNING_PARAMETER_CONSTRAINTS,
-    "pruning": [StrOptions(set(VALIDATION_METHODS)), None],
+    "confidence_factor": [Interval(Real, 0.0, 0.5, closed="right")],
+    "subtree_raising": ["boolean"],
 }
 
 
@@ -93,7 +98,7 @@ def children_of(tree, nodes):
     return np.repeat(first, count) + offset, np.repeat(np.arange(nodes.shape[0]), count)
 
 
-def prune_to_leaves(tree, cut):
+def prune_to_leaves(tree, cut, raised=None):
     """``tree`` with every node of ``cut`` made a leaf and its descendants removed.
 
     The nodes kept are renumbered breadth-first (a node's children consecutive,
@@ -106,18 +111,22 @@ def prune_to_leaves(tree, cut):
     tree : Tree
     cut : ndarray of shape (node_count,), dtype bool
         Nodes to make leaves (marks on leaves and below a cut node are ignored).
+    raised : ndarray of shape (node_count,), dtype int64, default=None
+        Subtree raising: the node whose subtree takes each node's place, -1
+        for none (followed on: a raised node may itself be replaced).
 
     Returns
     -------
     Tree
     """
+    standing = np.arange(tree.node_count) if raised is None else _standing_nodes(raised)
     splits = (tree.children_left != TREE_LEAF) & ~cut
-    levels = [np.zeros(1, dtype=np.int64)]
+    levels = [standing[:1]]
     while True:
         parents = levels[-1][splits[levels[-1]]]
         if parents.shape[0] == 0:
             break
-        levels.append(children_of(tree, parents)[0])
+        levels.append(standing[children_of(tree, parents)[0]])
     old = np.concatenate(levels)
     new_index = np.full(tree.node_count, TREE_LEAF, dtype=np.int64)
     new_index[old] = np.arange(old.shape[0])
@@ -129,7 +138,8 @@ def prune_to_leaves(tree, cut):
     split = splits[old]
     for name in ("children_left", "children_right"):
         children = getattr(tree, name)[old]
-        setattr(pruned, name, np.where(split, new_index[children], TREE_LEAF).astype(children.dtype))
+        setattr(pruned, name, np.where(split, new_index[standing[children]], TREE_LEAF).astype(children.dtype))
+    pruned.node_depth = np.repeat(np.arange(len(levels)), [level.shape[0] for level in levels])
     leaf = ~split
     pruned.feature[leaf] = TREE_UNDEFINED
     pruned.threshold[leaf] = TREE_UNDEFINED
@@ -138,6 +148,17 @@ def prune_to_leaves(tree, cut):
     pruned.split_type[leaf] = NUMERIC
     pruned.category_bitset[leaf] = 0
     return pruned
+
+
+def _standing_nodes(raised):
+    """The node standing in each node's place after subtree raising: ``raised`` followed to its end."""
+    standing = np.arange(raised.shape[0])
+    while True:
+        replacement = raised[standing]
+        moved = replacement >= 0
+        if not moved.any():
+            return standing
+        standing = np.where(moved, replacement, standing)
 
 
 def _tie_tolerance(cost):
@@ -519,6 +540,374 @@ def prune_mdl(tree, X, backend):
     return prune_to_leaves(tree, _bottom_up_cuts(tree, leaf_bits, split_bits))
 
 
+# --- error-based pruning (C4.5) -------------------------------------------------------------------
+
+# C4.5's table of the normal deviate exceeded with probability ``_TAIL_PROBABILITY`` (Quinlan 1993,
+# the release 8 sources' stats.c, after Documenta Geigy Scientific Tables, 6th ed., p. 185); the
+# deviate of a confidence factor between two entries is interpolated linearly, as stats.c does.
+_TAIL_PROBABILITY = np.array([0.0, 0.001, 0.005, 0.01, 0.05, 0.10, 0.20, 0.40, 1.00])
+_NORMAL_DEVIATE = np.array([4.0, 3.09, 2.58, 2.33, 1.65, 1.28, 0.84, 0.25, 0.00])
+# C4.5 replaces a subtree unless it is estimated to make this many fewer errors (prune.c).
+C45_ERROR_TOLERANCE = 0.1
+
+
+def _check_confidence_factor(confidence_factor):
+    if not 0.0 < confidence_factor <= 0.5:
+        raise ValueError(f"confidence_factor must be in (0, 0.5], got {confidence_factor!r}.")
+
+
+def squared_deviate(confidence_factor):
+    """C4.5's ``Coeff``: the squared normal deviate of ``confidence_factor``, from stats.c's interpolated table."""
+    return float(np.interp(confidence_factor, _TAIL_PROBABILITY, _NORMAL_DEVIATE) ** 2)
+
+
+@njit(cache=True)
+def _normal_extra_errors(n_cases, n_errors, coefficient):
+    """``AddErrs`` for ``E >= 1``: the normal approximation, linear in the last half case (stats.c)."""
+    if n_errors + 0.5 >= n_cases:
+        return 0.67 * (n_cases - n_errors)
+    corrected = n_errors + 0.5
+    upper = (
+        corrected + coefficient / 2 + np.sqrt(coefficient * (corrected * (1.0 - corrected / n_cases) + coefficient / 4))
+    ) / (n_cases + coefficient)
+    return n_cases * upper - n_errors
+
+
+@njit(cache=True)
+def _extra_errors(n_cases, n_errors, confidence_factor, coefficient):
+    """C4.5's ``AddErrs`` (stats.c), with ``coefficient = squared_deviate(confidence_factor)``; see ``extra_errors``."""
+    if n_errors >= 0.9999:
+        return _normal_extra_errors(n_cases, n_errors, coefficient)
+    no_error = n_cases * (1.0 - np.exp(np.log(confidence_factor) / n_cases))
+    if n_errors < 1e-6:
+        return no_error
+    return no_error + n_errors * (_normal_extra_errors(n_cases, 1.0, coefficient) - no_error)
+
+
+def extra_errors(n_cases, n_errors, confidence_factor=0.25):
+    """Errors C4.5 adds to a leaf's observed ones: ``N U_CF(E, N) - E`` (Quinlan 1993, ch. 4; ``AddErrs``).
+
+    ``U_CF(E, N)`` is the upper limit of the confidence interval, at
+    confidence ``confidence_factor``, of the error rate of a leaf that
+    misclassifies ``E`` of its ``N`` (weighted) training cases:
+
+    - ``E = 0``: the exact binomial limit, ``1 - CF^(1/N)``;
+    - ``E >= 1``: the normal approximation with a continuity correction,
+      ``(E + 1/2 + z^2/2 + z sqrt((E + 1/2)(1 - (E + 1/2)/N) + z^2/4)) / (N + z^2)``,
+      ``z`` from C4.5's table (``squared_deviate``); ``0.67 (N - E)`` extra errors
+      once ``E + 1/2 >= N``;
+    - ``0 < E < 1``: linear between those two.
+
+    Parameters
+    ----------
+    n_cases, n_errors : float
+        ``N`` and ``E`` (``0 <= E <= N``, ``N > 0``).
+    confidence_factor : float in (0, 0.5], default=0.25
+
+    Returns
+    -------
+    float
+    """
+    _check_confidence_factor(confidence_factor)
+    return float(_extra_errors(float(n_cases), float(n_errors), confidence_factor, squared_deviate(confidence_factor)))
+
+
+@njit(cache=True)
+def _branch_of(value, node, split_type, threshold, missing_go_to_left, category_bitset, n_branches):
+    """The branch (0 .. n_branches - 1) that a raw ``value`` of ``node``'s feature takes, by ``Tree``'s
+    rules of each split kind; -1 where it stops (missing or no valid code at a ``MULTIWAY`` split)."""
+    if split_type[node] == MULTIWAY:
+        if value >= 0 and value < n_branches and value == np.floor(value):
+            return int(value)
+        return -1
+    if split_type[node] == CATEGORICAL and value >= 0 and value < MAX_CATEGORIES and value == np.floor(value):
+        code = int(value)
+        goes_left = ((np.int64(category_bitset[node, code >> 5]) >> (code & 31)) & 1) == 1
+    elif split_type[node] == CATEGORICAL or np.isnan(value):
+        goes_left = missing_go_to_left[node]
+    else:
+        goes_left = value <= threshold[node]
+    return 0 if goes_left else 1
+
+
+@njit(cache=True)
+def _standing(node, raised):
+    """The node whose subtree stands where ``node`` was grown: ``node``, or what it was raised into
+    (``_standing_nodes`` of one node)."""
+    while raised[node] >= 0:
+        node = raised[node]
+    return node
+
+
+@njit(cache=True)
+def _leaf_estimate(rows, weights, y, n_classes, parameters):
+    """Class counts of the cases and C4.5's estimated errors of a leaf holding them: ``E + AddErrs(N, E)``."""
+    confidence_factor, coefficient, _ = parameters
+    distribution = np.zeros(n_classes)
+    for case in range(rows.shape[0]):
+        distribution[y[rows[case]]] += weights[case]
+    n_errors = weights.sum() - distribution.max()
+    return distribution, n_errors + _extra_errors(weights.sum(), n_errors, confidence_factor, coefficient)
+
+
+@njit(cache=True)
+def _split_cases(node, rows, weights, X, structure, raised):
+    """The cases of each branch of split ``node`` that has a known case (C4.5's ``Group``).
+
+    A case whose value sends it nowhere (``_branch_of`` -1) goes down every
+    such branch, its weight times the branch's share of the known cases.
+
+    Returns
+    -------
+    children : list of int
+        The node standing at each such branch (``_standing``), in branch order.
+    child_rows, child_weights : list of ndarray
+        Their cases.
+    largest : int
+        The position in ``children`` of the branch with the largest share (the
+        last of equals, as prune.c), -1 without known cases (where prune.c
+        leaves it undefined: no raising then).
+    """
+    children_left, children_right, split_type, feature, threshold, missing_go_to_left, category_bitset = structure
+    first_child = children_left[node]
+    n_branches = children_right[node] - first_child + 1
+    branch = np.empty(rows.shape[0], dtype=np.int64)
+    branch_weight = np.zeros(n_branches)
+    branch_cases = np.zeros(n_branches, dtype=np.int64)
+    for case in range(rows.shape[0]):
+        value = X[rows[case], feature[node]]
+        branch[case] = _branch_of(value, node, split_type, threshold, missing_go_to_left, category_bitset, n_branches)
+        if branch[case] >= 0:
+            branch_weight[branch[case]] += weights[case]
+            branch_cases[branch[case]] += 1
+    n_unknown = rows.shape[0] - branch_cases.sum()
+    known_weight = branch_weight.sum()
+    children, child_rows, child_weights = [np.int64(0)][:0], [rows][:0], [weights][:0]  # empty, of these types
+    largest, largest_share = -1, 0.0
+    for b in range(n_branches):
+        if branch_cases[b] == 0:
+            continue
+        share = branch_weight[b] / known_weight
+        if share >= largest_share:
+            largest, largest_share = len(children), share
+        cases = np.empty(branch_cases[b] + n_unknown, dtype=np.int64)
+        case_weights = np.empty(cases.shape[0])
+        taken = 0
+        for case in range(rows.shape[0]):
+            if branch[case] == b or branch[case] < 0:
+                cases[taken] = rows[case]
+                case_weights[taken] = weights[case] if branch[case] == b else weights[case] * share
+                taken += 1
+        children.append(_standing(first_child + b, raised))
+        child_rows.append(cases)
+        child_weights.append(case_weights)
+    return children, child_rows, child_weights, largest
+
+
+@njit(cache=True)
+def _is_leaf(node, children_left, cut):
+    return children_left[node] == TREE_LEAF or cut[node]
+
+
+@njit(cache=True)
+def _subtree_estimate(node, rows, weights, data, structure, state, parameters):
+    """C4.5's ``EstimateErrors`` without ``UpdateTree``: the sum of the leaf estimates of the
+    cases ``rows`` (weights ``weights``) sent down ``node``'s subtree as it stands."""
+    X, y = data
+    cut, raised, counts = state[0], state[1], state[2]
+    nodes, node_rows, node_weights = [node], [rows], [weights]
+    total = 0.0
+    while len(nodes) > 0:
+        node, rows, weights = nodes.pop(), node_rows.pop(), node_weights.pop()
+        if _is_leaf(node, structure[0], cut):
+            total += _leaf_estimate(rows, weights, y, counts.shape[1], parameters)[1]
+            continue
+        children, child_rows, child_weights, _ = _split_cases(node, rows, weights, X, structure, raised)
+        nodes.extend(children)
+        node_rows.extend(child_rows)
+        node_weights.extend(child_weights)
+    return total
+
+
+@njit(cache=True)
+def _prune_error_based(rows, weights, data, structure, state, parameters):
+    """C4.5's ``EstimateErrors`` with ``UpdateTree`` from the root (prune.c), as a loop over a stack.
+
+    Each split node is visited twice: first its cases are split among its
+    branches, which are pruned next (children first); then it is compared as
+    it stands, as a leaf and as its largest branch, and cut, raised (its
+    largest branch pruned again on its cases: those cases are ``rerouted``)
+    or kept. ``estimate[_standing(n)]`` is node ``n``'s estimated errors once
+    its subtree is pruned.
+
+    Parameters
+    ----------
+    rows, weights : ndarray of shape (n_cases,)
+        The training cases (rows of ``X``, int64) and their weights (float64).
+    data : tuple ``(X, y)``
+        Raw features (float32) and class indices (int64) of every row.
+    structure : tuple
+        The tree's ``children_left, children_right, split_type, feature,
+        threshold, missing_go_to_left, category_bitset``.
+    state : tuple ``(cut, raised, counts, n_rows, recounted, estimate)``
+        Written in place: the nodes made leaves; the node each node was
+        replaced by (-1: none); the class counts and rows of the ``recounted``
+        nodes (those the raised cases reach); each node's estimated errors.
+    parameters : tuple ``(confidence_factor, coefficient, subtree_raising)``
+    """
+    X, y = data
+    cut, raised, counts, n_rows, recounted, estimate = state
+    subtree_raising = parameters[2]
+    # One entry per pending visit: node, second visit, rerouted, cases, leaf estimate, children, largest branch.
+    nodes, second, rerouted = [np.int64(0)], [False], [False]
+    node_rows, node_weights, leaf_estimates = [rows], [weights], [0.0]
+    node_children, largest_branch = [np.zeros(0, dtype=np.int64)], [-1]
+    while len(nodes) > 0:
+        node, is_second, is_rerouted = nodes.pop(), second.pop(), rerouted.pop()
+        rows, weights, leaf_estimate = node_rows.pop(), node_weights.pop(), leaf_estimates.pop()
+        children, largest = node_children.pop(), largest_branch.pop()
+        if not is_second:
+            distribution, leaf_estimate = _leaf_estimate(rows, weights, y, counts.shape[1], parameters)
+            if is_rerouted:
+                counts[node] = distribution
+                n_rows[node] = rows.shape[0]
+                recounted[node] = True
+            if _is_leaf(node, structure[0], cut):
+                estimate[node] = leaf_estimate
+                continue
+            child_list, child_rows, child_weights, largest = _split_cases(node, rows, weights, X, structure, raised)
+            nodes.append(node)
+            second.append(True)
+            rerouted.append(is_rerouted)
+            node_rows.append(rows)
+            node_weights.append(weights)
+            leaf_estimates.append(leaf_estimate)
+            node_children.append(np.array(child_list, dtype=np.int64))
+            largest_branch.append(largest)
+            for position in range(len(child_list) - 1, -1, -1):  # the first branch is pruned first
+                nodes.append(child_list[position])
+                second.append(False)
+                rerouted.append(is_rerouted)
+                node_rows.append(child_rows[position])
+                node_weights.append(child_weights[position])
+                leaf_estimates.append(0.0)
+                node_children.append(children[:0])
+                largest_branch.append(-1)
+            continue
+        tree_estimate = 0.0
+        for child in children:
+            tree_estimate += estimate[_standing(child, raised)]
+        branch_estimate, branch_root = np.inf, -1
+        if subtree_raising and largest >= 0:
+            branch_root = _standing(children[largest], raised)
+            branch_estimate = _subtree_estimate(branch_root, rows, weights, data, structure, state, parameters)
+        tolerance = C45_ERROR_TOLERANCE
+        if leaf_estimate <= branch_estimate + tolerance and leaf_estimate <= tree_estimate + tolerance:
+            cut[node] = True
+            estimate[node] = leaf_estimate
+        elif branch_estimate <= tree_estimate + tolerance:
+            raised[node] = branch_root
+            nodes.append(branch_root)
+            second.append(False)
+            rerouted.append(True)
+            node_rows.append(rows)
+            node_weights.append(weights)
+            leaf_estimates.append(0.0)
+            node_children.append(children[:0])
+            largest_branch.append(-1)
+        else:
+            estimate[node] = tree_estimate
+
+
+# Impurity of a node's class counts under each classification criterion (the grown trees' impurities).
+_CLASS_IMPURITY = {
+    "gini": information.gini_index,
+    "entropy": information.entropy,
+    "log_loss": information.entropy,
+    "misclassification": information.misclassification_error,
+}
+
+
+def _recounted(tree, counts, n_rows, recounted, criterion):
+    """``tree`` with the class counts and rows of the ``recounted`` nodes: their values, weights and impurities."""
+    tree = copy.copy(tree)
+    weight = counts[recounted].sum(axis=1)
+    tree.value = tree.value.copy()
+    tree.value[recounted, 0] = counts[recounted] / weight[:, None]
+    tree.weighted_n_node_samples = tree.weighted_n_node_samples.copy()
+    tree.weighted_n_node_samples[recounted] = weight
+    tree.n_node_samples = n_rows
+    tree.impurity = tree.impurity.copy()
+    classes = np.arange(counts.shape[1])
+    for node in np.flatnonzero(recounted):
+        tree.impurity[node] = _CLASS_IMPURITY[criterion](classes, sample_weight=counts[node])
+    return tree
+
+
+def prune_pessimistic(tree, X, y, sample_weight, criterion, confidence_factor=0.25, subtree_raising=True):
+    """C4.5's error-based pruning with subtree raising (Quinlan 1993, ch. 4; release 8's prune.c).
+
+    A leaf that misclassifies ``E`` of the ``N`` (weighted) training cases
+    reaching it is estimated to make ``E + extra_errors(N, E, CF)`` errors;
+    a subtree, the sum of its leaves' estimates. Children first, each split
+    node is compared, on its own training cases, as it stands (its subtree
+    already pruned), as a leaf, and, with ``subtree_raising``, as its largest
+    branch (the child with the most known cases, the last of equals) with all
+    of the node's cases sent down it:
+
+    1. the leaf, if its estimate is at most both others plus 0.1;
+    2. else the largest branch, if its estimate is at most the subtree's plus
+       0.1: the branch takes the node's place and is pruned again, children
+       first, on the node's cases, whose class counts its nodes then hold;
+    3. else the subtree stays.
+
+    A case whose value sends it nowhere (missing or unknown at a ``MULTIWAY``
+    node) goes down every branch that has a known case, weighted by that
+    branch's share of the known cases, as C4.5 shares cases with unknown
+    values. The nodes the raised cases reach get their class counts, weights,
+    numbers of rows and impurities; the others keep the grown ones (so does a
+    node of a raised branch that none of the node's cases reaches, as in
+    prune.c). C4.5 sums ``float``; this, ``float64``. Where classes tie at a
+    leaf, C4.5 keeps the leaf's class; a ``Tree`` predicts the first of them.
+
+    Parameters
+    ----------
+    tree : Tree
+        A classification tree.
+    X : ndarray of shape (n_rows, n_features)
+        The rows the tree was grown on (float32, as the tree's thresholds split them).
+    y : ndarray of shape (n_rows,)
+        Their class indices.
+    sample_weight : ndarray of shape (n_rows,)
+        The weights the tree was grown with (class weights and bootstrap draws included).
+    criterion : {"gini", "entropy", "log_loss", "misclassification"}
+        The tree's criterion, for the impurity of recounted nodes.
+    confidence_factor : float in (0, 0.5], default=0.25
+        C4.5's CF: smaller prunes more.
+    subtree_raising : bool, default=True
+        Whether to try each node's largest branch (J48's ``-S`` turns it off).
+
+    Returns
+    -------
+    Tree
+    """
+    _check_confidence_factor(confidence_factor)
+    X = np.asarray(X, dtype=np.float32)
+    sample_weight = np.asarray(sample_weight, dtype=np.float64)
+    rows = np.flatnonzero(sample_weight > 0)
+    n_nodes = tree.node_count
+    counts = class_counts(tree)
+    state = (np.zeros(n_nodes, dtype=bool), np.full(n_nodes, -1, dtype=np.int64), counts,
+             tree.n_node_samples.copy(), np.zeros(n_nodes, dtype=bool), np.zeros(n_nodes))
+    structure = (tree.children_left, tree.children_right, tree.split_type, tree.feature, tree.threshold,
+                 tree.missing_go_to_left, tree.category_bitset)
+    parameters = (float(confidence_factor), squared_deviate(confidence_factor), bool(subtree_raising))
+    data = (X, np.asarray(y, dtype=np.int64))
+    _prune_error_based(rows, sample_weight[rows], data, structure, state, parameters)
+    cut, raised, counts, n_rows, recounted, _ = state
+    return prune_to_leaves(_recounted(tree, counts, n_rows, recounted, criterion), cut, raised)
+
+
 # --- the estimators' parameters -------------------------------------------------------------------
 
 
@@ -592,12 +981,13 @@ def validation_split(estimator, X, y, sample_weight, eval_set, encode_target, va
     return X, y, sample_weight, (X_val, y_val, weight_val)
 
 
-def prune_grown_tree(estimator, tree, backend, X, training_rows, validation):
+def prune_grown_tree(estimator, tree, backend, training, validation):
     """``tree`` pruned as ``estimator``'s parameters say, in this order:
 
     1. ``min_split_significance`` (classifiers): ``prune_chi_square``;
     2. ``pruning``: ``"validation"`` (``prune_validation``), ``"reduced_error"``
-       (``prune_reduced_error``) or ``"mdl"`` (``prune_mdl``);
+       (``prune_reduced_error``), ``"mdl"`` (``prune_mdl``) or ``"pessimistic"``
+       (``prune_pessimistic``, with ``confidence_factor`` and ``subtree_raising``);
     3. ``ccp_alpha > 0``: ``prune_cost_complexity``, as scikit-learn prunes its grown trees.
 
     Parameters
@@ -605,13 +995,14 @@ def prune_grown_tree(estimator, tree, backend, X, training_rows, validation):
     estimator : a gpuforest tree or forest
     tree : Tree
     backend : Backend
-    X : ndarray of shape (n_samples, n_features), dtype float32
-        The training data.
-    training_rows : ndarray of shape (n_rows,), dtype int
-        The rows of ``X`` the tree was grown on (for ``"mdl"``).
+    training : tuple ``(X, y, sample_weight, rows)``
+        The training data (``X`` float32 of shape (n_samples, n_features), ``y``
+        encoded, ``sample_weight`` the weights the tree was grown with) and
+        the rows of it the tree was grown on (for ``"mdl"`` and ``"pessimistic"``).
     validation : None or tuple ``(X_val, y_val, sample_weight_val)``
         For ``"validation"`` and ``"reduced_error"``; ``y_val`` encoded as the tree's targets.
     """
+    X, y, sample_weight, rows = training
     classification = is_classifier(estimator)
     significance = getattr(estimator, "min_split_significance", None)
     if significance is not None:
@@ -621,7 +1012,12 @@ def prune_grown_tree(estimator, tree, backend, X, training_rows, validation):
     elif estimator.pruning == "reduced_error":
         tree = prune_reduced_error(tree, *validation, backend, classification)
     elif estimator.pruning == "mdl":
-        tree = prune_mdl(tree, X[training_rows], backend)
+        tree = prune_mdl(tree, X[rows], backend)
+    elif estimator.pruning == "pessimistic":
+        tree = prune_pessimistic(
+            tree, X[rows], y[rows], sample_weight[rows], estimator.criterion, estimator.confidence_factor,
+            estimator.subtree_raising,
+        )
     if estimator.ccp_alpha > 0:
         tree = prune_cost_complexity(tree, estimator.ccp_alpha)
     return tree
