@@ -420,20 +420,62 @@ def route_to_leaf(X, row, offset, split_value, node_info, category_bitset):
     node = 0
     info = node_info[offset]
     while info >= 0:
+        child = split_child(X[row, (info >> 3) & 0x1FFFFFFF], info, split_value[offset + node], category_bitset)
+        if child < 0:
+            return node
+        node = (info >> 32) + child
+        info = node_info[offset + node]
+    return node
+
+
+@njit(cache=True, inline="always")
+def split_child(value, info, split_value, category_bitset):
+    """Child rank (0 = ``children_left``) that a raw ``value`` takes at the split node of ``node_info``
+    ``info`` and ``split_value`` (see ``route_to_leaf``), or -1: stop at this ``MULTIWAY`` node."""
+    split_type = (info >> 1) & 3
+    if split_type == NUMERIC:
+        if math.isnan(value):
+            left = (info & 1) == 1
+        else:
+            left = value <= split_value
+        return 0 if left else 1
+    return category_child(value, split_type, (info & 1) == 1, split_value, category_bitset)
+
+
+@njit(cache=True, inline="always")
+def route_to_leaf_with_surrogates(
+    X, row, split_value, node_info, category_bitset, surrogate_feature, surrogate_threshold, surrogate_left_is_le
+):
+    """``route_to_leaf`` of one tree (at offset 0) whose ``NUMERIC`` splits have surrogate splits
+    (``gpuforest.surrogates``): a row whose value of the split's feature is missing takes the
+    direction of the first surrogate whose feature it has, else ``missing_go_left``.
+
+    ``surrogate_feature``, ``surrogate_threshold``, ``surrogate_left_is_le`` are of shape
+    (n_nodes, max_surrogates); a node's surrogates are in order, then -1 features. Surrogate
+    ``k`` sends a row left when ``(x[surrogate_feature[node, k]] <= surrogate_threshold[node, k])
+    == surrogate_left_is_le[node, k]``.
+    """
+    node = 0
+    info = node_info[0]
+    while info >= 0:
         value = X[row, (info >> 3) & 0x1FFFFFFF]
-        split_type = (info >> 1) & 3
-        if split_type == NUMERIC:
-            if math.isnan(value):
-                left = (info & 1) == 1
-            else:
-                left = value <= split_value[offset + node]
+        if math.isnan(value) and ((info >> 1) & 3) == NUMERIC:
+            left = (info & 1) == 1
+            for k in range(surrogate_feature.shape[1]):
+                feature = surrogate_feature[node, k]
+                if feature < 0:
+                    break
+                surrogate_value = X[row, feature]
+                if not math.isnan(surrogate_value):
+                    left = (surrogate_value <= surrogate_threshold[node, k]) == surrogate_left_is_le[node, k]
+                    break
             child = 0 if left else 1
         else:
-            child = category_child(value, split_type, (info & 1) == 1, split_value[offset + node], category_bitset)
+            child = split_child(value, info, split_value[node], category_bitset)
             if child < 0:
                 return node
         node = (info >> 32) + child
-        info = node_info[offset + node]
+        info = node_info[node]
     return node
 
 
