@@ -81,7 +81,8 @@ def test_surrogates_of_hand_made_nodes_match_a_naive_search():
         # Missing values go to the side with the most weight of the rows with a value.
         present = ~np.isnan(X[rows, primary])
         goes_left = X[rows, primary] <= tree.threshold[node]
-        assert tree.missing_go_to_left[node] == (weight[rows][goes_left].sum() >= weight[rows][present & ~goes_left].sum())
+        weight_left, weight_right = weight[rows][goes_left].sum(), weight[rows][present & ~goes_left].sum()
+        assert tree.missing_go_to_left[node] == (weight_left >= weight_right)
     assert tree.surrogate_feature[0, 0] == 2
     assert np.all(tree.surrogate_feature[2:] == -1)  # leaves
 
