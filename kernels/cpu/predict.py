@@ -61,7 +61,8 @@ def predict_leaves(X, tree_offsets, split_value, node_info, category_bitset, out
 
 @njit(parallel=True, cache=True)
 def predict_leaves_with_surrogates(
-    X, split_value, node_info, category_bitset, surrogate_feature, surrogate_threshold, surrogate_left_is_le, out
+    X, split_value, node_info, category_bitset, surrogate_feature, surrogate_split_type, surrogate_threshold,
+    surrogate_left_is_le, surrogate_left_codes, surrogate_right_codes, out,
 ):
     """Leaf reached by every row in one tree whose numeric splits have surrogate splits
     (``common.route_to_leaf_with_surrogates``).
@@ -71,16 +72,19 @@ def predict_leaves_with_surrogates(
     X : ndarray of shape (n_samples, n_features), dtype float32
     split_value, node_info, category_bitset : as ``predict_leaves``, of one tree
     surrogate_feature : ndarray of shape (n_nodes, max_surrogates), dtype int32
+    surrogate_split_type : ndarray of shape (n_nodes, max_surrogates), dtype uint8
     surrogate_threshold : ndarray of shape (n_nodes, max_surrogates), dtype float64
     surrogate_left_is_le : ndarray of shape (n_nodes, max_surrogates), dtype bool
+    surrogate_left_codes, surrogate_right_codes : ndarray of shape (n_nodes, max_surrogates, 8), dtype uint32
     out : ndarray of shape (n_samples,), dtype int32
         Output: the node's index in the tree.
     """
+    surrogates = (
+        surrogate_feature, surrogate_split_type, surrogate_threshold, surrogate_left_is_le, surrogate_left_codes,
+        surrogate_right_codes,
+    )
     for row in prange(X.shape[0]):
-        out[row] = route_to_leaf_with_surrogates(
-            X, row, split_value, node_info, category_bitset, surrogate_feature, surrogate_threshold,
-            surrogate_left_is_le,
-        )
+        out[row] = route_to_leaf_with_surrogates(X, row, split_value, node_info, category_bitset, surrogates)
 
 
 @njit(parallel=True, cache=True)

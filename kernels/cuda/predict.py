@@ -49,20 +49,23 @@ def predict_leaves(X, tree_offsets, split_value, node_info, category_bitset, out
 
 
 def _predict_leaves_with_surrogates_kernel(
-    X, split_value, node_info, category_bitset, surrogate_feature, surrogate_threshold, surrogate_left_is_le, out
+    X, split_value, node_info, category_bitset, surrogate_feature, surrogate_split_type, surrogate_threshold,
+    surrogate_left_is_le, surrogate_left_codes, surrogate_right_codes, out,
 ):
+    surrogates = (
+        surrogate_feature, surrogate_split_type, surrogate_threshold, surrogate_left_is_le, surrogate_left_codes,
+        surrogate_right_codes,
+    )
     for row in range(cuda.grid(1), X.shape[0], cuda.gridsize(1)):
-        out[row] = route_to_leaf_with_surrogates(
-            X, row, split_value, node_info, category_bitset, surrogate_feature, surrogate_threshold,
-            surrogate_left_is_le,
-        )
+        out[row] = route_to_leaf_with_surrogates(X, row, split_value, node_info, category_bitset, surrogates)
 
 
 _predict_leaves_with_surrogates = jit_kernel(_predict_leaves_with_surrogates_kernel)
 
 
 def predict_leaves_with_surrogates(
-    X, split_value, node_info, category_bitset, surrogate_feature, surrogate_threshold, surrogate_left_is_le, out
+    X, split_value, node_info, category_bitset, surrogate_feature, surrogate_split_type, surrogate_threshold,
+    surrogate_left_is_le, surrogate_left_codes, surrogate_right_codes, out,
 ):
     """Leaf reached by every row in one tree with surrogate splits (see ``kernels.cpu.predict``).
 
@@ -72,8 +75,8 @@ def predict_leaves_with_surrogates(
         return
     blocks, threads = elementwise_config(X.shape[0])
     _predict_leaves_with_surrogates[blocks, threads](
-        X, split_value, node_info, category_bitset, surrogate_feature, surrogate_threshold, surrogate_left_is_le,
-        out,
+        X, split_value, node_info, category_bitset, surrogate_feature, surrogate_split_type, surrogate_threshold,
+        surrogate_left_is_le, surrogate_left_codes, surrogate_right_codes, out,
     )
 
 
@@ -154,8 +157,11 @@ def ptx_specializations():
                 types.Array(types.int64, 1, "C"),
                 types.Array(types.uint32, 2, "C"),
                 types.Array(types.int32, 2, "C"),
+                types.Array(types.uint8, 2, "C"),
                 types.Array(types.float64, 2, "C"),
                 types.Array(types.bool_, 2, "C"),
+                types.Array(types.uint32, 3, "C"),
+                types.Array(types.uint32, 3, "C"),
                 types.Array(types.int32, 1, "C"),
             ),
             BLOCK_SIZE,
