@@ -16,7 +16,8 @@ and it tests every row exactly once, which matters on the small sets (labor has 
 
 The learners: J48; ``gpuforest.DecisionTreeClassifier`` with its defaults (CART); and
 each gpuforest variant of ``GPUFOREST_LEARNERS`` whose parameters the estimator has
-(``algorithm="c45"``, ``use_surrogates=True``), else reported "not available". Where the
+(``algorithm="c45"``, ``use_surrogates=True``; ``max_surrogates=0``, the same trees with missing
+values sent to the majority side, the baseline of surrogates), else reported "not available". Where the
 estimator takes ``categorical_features``, it gets the mask of the nominal attributes.
 
 ``--missing 0.2`` removes 20% of the attribute values (cells of X, drawn without
@@ -68,6 +69,8 @@ GPUFOREST_LEARNERS = (
     ("gpuforest CART", {}),
     ("gpuforest C4.5", {"algorithm": "c45"}),
     ("gpuforest CART + surrogates", {"use_surrogates": True}),
+    # The baseline of surrogates: the same trees, missing values at numeric splits to the majority side.
+    ("gpuforest CART, missing to the majority side", {"use_surrogates": True, "max_surrogates": 0}),
 )
 J48 = "J48"
 

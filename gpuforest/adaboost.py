@@ -236,7 +236,7 @@ class AdaBoostClassifier(_WeightBoosting, _SklearnAdaBoostClassifier):
         # Exactly the gpuforest tree: a subclass may fit differently.
         if type(self.estimator_) is DecisionTreeClassifier and self.estimator_.class_weight is None:
             self.estimator_._validate_params()  # as its fit, which is not called, would
-            if not prunes(self.estimator_):  # pruning happens in the tree's own fit
+            if not prunes(self.estimator_) and not self.estimator_.use_surrogates:  # both in the tree's own fit
                 return _BinnedTreeFitter(X, self.classes_, y_encoded, sample_weight > 0)
         if has_fit_parameter(self.estimator_, "sample_weight"):
             return lambda member, sample_weight, random_state: member.fit(X, y, sample_weight=sample_weight)

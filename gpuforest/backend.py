@@ -399,6 +399,15 @@ class Backend:
         )
         return self.to_host(leaves)
 
+    def predict_leaves_with_surrogates(self, X, split_value, node_info, category_bitset, surrogates):
+        """Node of every row of ``X`` in one tree with surrogate splits, host (n_samples,) int32;
+        ``surrogates``: the tree's ``surrogate_*`` arrays in the order of ``kernels.cpu.predict``'s kernel."""
+        leaves = self.xp.empty(X.shape[0], dtype=np.int32)
+        self.kernels.predict.predict_leaves_with_surrogates(
+            self.to_device(X), *self.to_device_many(split_value, node_info, category_bitset, *surrogates), leaves
+        )
+        return self.to_host(leaves)
+
 
 KERNEL_STAGES = (
     "binning", "sampling", "histogram", "splitting", "partitioning", "leaf_values", "predict", "gradients",

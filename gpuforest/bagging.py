@@ -47,6 +47,7 @@ class _BatchedTreeBagging:
         return (
             n_features is not None
             and isinstance(self._get_estimator(), self._tree_class)
+            and not self._get_estimator().use_surrogates  # the forest has none: each tree's own fit
             and all_features
             and not self.bootstrap_features
             and self.bootstrap

@@ -34,6 +34,7 @@ from .pruning import (
     prune_grown_tree,
     validation_split,
 )
+from .surrogates import add_surrogates
 from .statistics import (
     CLASSIFICATION_CRITERIA,
     REGRESSION_CRITERIA,
@@ -161,12 +162,16 @@ class AllowNaNMixin:
 class BaseDecisionTree(AllowNaNMixin, BaseEstimator):
     """Validation, parameters and fitting shared by both tree estimators."""
 
-    _parameter_constraints = TREE_PARAMETER_CONSTRAINTS
+    _parameter_constraints = {
+        **TREE_PARAMETER_CONSTRAINTS,
+        "use_surrogates": ["boolean"],
+        "max_surrogates": [Interval(Integral, 0, None, closed="left")],
+    }
 
     def __init__(
         self, *, criterion, splitter, max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf,
         max_features, random_state, max_leaf_nodes, min_impurity_decrease, ccp_alpha, pruning, validation_fraction,
-        max_bins, device, categorical_features,
+        max_bins, device, categorical_features, use_surrogates, max_surrogates,
     ):
         self.criterion = criterion
         self.splitter = splitter
@@ -184,6 +189,8 @@ class BaseDecisionTree(AllowNaNMixin, BaseEstimator):
         self.max_bins = max_bins
         self.device = device
         self.categorical_features = categorical_features
+        self.use_surrogates = use_surrogates
+        self.max_surrogates = max_surrogates
 
     def _grow(self, X, y, sample_weight, stats, n_values, validation):
         """Bin ``X``, grow the tree on the rows with positive weight and prune it (``pruning.prune_grown_tree``)."""
@@ -201,6 +208,8 @@ class BaseDecisionTree(AllowNaNMixin, BaseEstimator):
         grower = TreeGrower(backend, rows, tree_offsets, self._bin_mapper, stats, n_values, params)
         (tree,) = grower.grow()
         self.tree_ = prune_grown_tree(self, tree, backend, (X, y, sample_weight, sample_indices), validation)
+        if self.use_surrogates:
+            add_surrogates(self.tree_, X, sample_weight, sample_indices, self.max_surrogates, self.is_categorical_)
         self.max_features_ = params.max_features
         self.device_ = backend.name
         return self
@@ -305,6 +314,16 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         ``gpuforest.categorical``). A categorical feature holds category codes (integers
         from 0, at most ``max_bins - 1`` categories) or is a ``category`` column, coded by
         its categories; at predict, a category not seen at fit is a missing value.
+    use_surrogates : bool, default=False
+        CART's surrogate splits (Breiman et al. 1984, section 5.3; see
+        ``gpuforest.surrogates``): after growth, each numeric split gets up to
+        ``max_surrogates`` splits on other numeric features that best mimic it,
+        ranked by predictive association; a sample whose split value is missing
+        follows the first surrogate it has a value for, else the majority side.
+        Growth itself sends missing values in the learned direction.
+    max_surrogates : int, default=5
+        Surrogate splits kept per node with ``use_surrogates`` (0: missing values
+        go to the majority side).
 
     Attributes
     ----------
@@ -333,7 +352,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         min_weight_fraction_leaf=0.0, max_features=None, random_state=None, max_leaf_nodes=None,
         min_impurity_decrease=0.0, class_weight=None, ccp_alpha=0.0, min_split_significance=None, pruning=None,
         validation_fraction=0.1, confidence_factor=0.25, subtree_raising=True, max_bins=256, device="auto",
-        categorical_features=None,
+        categorical_features=None, use_surrogates=False, max_surrogates=5,
     ):
         super().__init__(
             criterion=criterion, splitter=splitter, max_depth=max_depth, min_samples_split=min_samples_split,
@@ -341,7 +360,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
             max_features=max_features, random_state=random_state, max_leaf_nodes=max_leaf_nodes,
             min_impurity_decrease=min_impurity_decrease, ccp_alpha=ccp_alpha, pruning=pruning,
             validation_fraction=validation_fraction, max_bins=max_bins, device=device,
-            categorical_features=categorical_features,
+            categorical_features=categorical_features, use_surrogates=use_surrogates, max_surrogates=max_surrogates,
         )
         self.class_weight = class_weight
         self.min_split_significance = min_split_significance
@@ -397,7 +416,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         As in ``DecisionTreeClassifier`` (a random split, not stratified).
     max_bins : int, default=256
     device : {"auto", "cpu", "cuda"}, default="auto"
-    categorical_features : None, "from_dtype", or array-like of bool, int or str, default=None
+    categorical_features, use_surrogates, max_surrogates
         As in ``DecisionTreeClassifier``.
 
     Attributes
@@ -416,7 +435,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         self, *, criterion="squared_error", splitter="best", max_depth=None, min_samples_split=2,
         min_samples_leaf=1, min_weight_fraction_leaf=0.0, max_features=None, random_state=None, max_leaf_nodes=None,
         min_impurity_decrease=0.0, ccp_alpha=0.0, pruning=None, validation_fraction=0.1, max_bins=256,
-        device="auto", categorical_features=None,
+        device="auto", categorical_features=None, use_surrogates=False, max_surrogates=5,
     ):
         super().__init__(
             criterion=criterion, splitter=splitter, max_depth=max_depth, min_samples_split=min_samples_split,
@@ -424,7 +443,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
             max_features=max_features, random_state=random_state, max_leaf_nodes=max_leaf_nodes,
             min_impurity_decrease=min_impurity_decrease, ccp_alpha=ccp_alpha, pruning=pruning,
             validation_fraction=validation_fraction, max_bins=max_bins, device=device,
-            categorical_features=categorical_features,
+            categorical_features=categorical_features, use_surrogates=use_surrogates, max_surrogates=max_surrogates,
         )
 
     def fit(self, X, y, sample_weight=None, eval_set=None):

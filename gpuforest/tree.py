@@ -24,6 +24,18 @@ and later split kinds need:
   prediction).
 - ``category_bitset``: (node_count, CATEGORY_WORDS) uint32, the left
   categories of ``CATEGORICAL`` splits; zero elsewhere.
+- surrogate splits (``gpuforest.surrogates``; ``use_surrogates=True``), of
+  shape (node_count, max_surrogates), max_surrogates 0 without them:
+  ``surrogate_feature`` (int32, -1 where none), ``surrogate_split_type``
+  (``NUMERIC`` or ``CATEGORICAL``), ``surrogate_threshold`` (float64) and
+  ``surrogate_left_is_le`` (bool: ``x <= threshold`` goes left, else
+  ``x > threshold`` does) of a numeric one, ``surrogate_left_codes`` and
+  ``surrogate_right_codes`` (uint32, (node_count, max_surrogates,
+  CATEGORY_WORDS): the codes it sends each way) of a categorical one, and
+  ``surrogate_association`` (float64, the predictive association). A row
+  whose value of a ``NUMERIC`` split's feature is missing takes the first
+  surrogate that sends it somewhere, else ``missing_go_to_left``; a tree with
+  them is routed by its own kernel (``predict_leaves_with_surrogates``).
 
 For prediction, ``pack_forest`` concatenates many trees' node arrays, and
 ``pack_complete_forest`` lays trees of bounded depth out as complete binary
@@ -67,6 +79,12 @@ class Tree:
     split_type : ndarray of shape (node_count,), dtype uint8
         ``NUMERIC``, ``CATEGORICAL`` or ``MULTIWAY`` (see the module docstring).
     category_bitset : ndarray of shape (node_count, CATEGORY_WORDS), dtype uint32
+    surrogate_feature : ndarray of shape (node_count, max_surrogates), dtype int32
+    surrogate_split_type : ndarray of shape (node_count, max_surrogates), dtype uint8
+    surrogate_threshold, surrogate_association : ndarray of shape (node_count, max_surrogates), dtype float64
+    surrogate_left_is_le : ndarray of shape (node_count, max_surrogates), dtype bool
+    surrogate_left_codes, surrogate_right_codes : ndarray of shape (node_count, max_surrogates, CATEGORY_WORDS)
+        The surrogate splits of each node, in order (see the module docstring).
     value : ndarray of shape (node_count, 1, n_values), dtype float64
         Class proportions (classification) or the mean target (regression).
     impurity, weighted_n_node_samples : ndarray of shape (node_count,), dtype float64
@@ -87,11 +105,23 @@ class Tree:
         self.missing_go_to_left = missing_go_to_left
         self.split_type = np.full(children_left.shape[0], NUMERIC, dtype=np.uint8)
         self.category_bitset = np.zeros((children_left.shape[0], CATEGORY_WORDS), dtype=np.uint32)
+        self.set_surrogates(0)
         self.value = value
         self.impurity = impurity
         self.n_node_samples = n_node_samples
         self.weighted_n_node_samples = weighted_n_node_samples
         self.node_depth = depth
+
+    def set_surrogates(self, max_surrogates):
+        """Room for ``max_surrogates`` surrogate splits per node, none set (see the module docstring)."""
+        shape = (self.children_left.shape[0], max_surrogates)
+        self.surrogate_feature = np.full(shape, -1, dtype=np.int32)
+        self.surrogate_split_type = np.full(shape, NUMERIC, dtype=np.uint8)
+        self.surrogate_threshold = np.full(shape, float(TREE_UNDEFINED))
+        self.surrogate_left_is_le = np.zeros(shape, dtype=bool)
+        self.surrogate_left_codes = np.zeros((*shape, CATEGORY_WORDS), dtype=np.uint32)
+        self.surrogate_right_codes = np.zeros((*shape, CATEGORY_WORDS), dtype=np.uint32)
+        self.surrogate_association = np.zeros(shape)
 
     @property
     def node_count(self):
@@ -116,6 +146,13 @@ class Tree:
             self.split_type, self.threshold, self.children_left, self.children_right, self.category_bitset
         )
         node_info = pack_node_info(self.feature, self.missing_go_to_left, self.children_left, self.split_type)
+        if self.surrogate_feature.shape[1] > 0:
+            surrogates = (
+                self.surrogate_feature, self.surrogate_split_type, self.surrogate_threshold, self.surrogate_left_is_le,
+                self.surrogate_left_codes, self.surrogate_right_codes,
+            )
+            leaves = backend.predict_leaves_with_surrogates(X, split_value, node_info, category_bitset, surrogates)
+            return leaves.astype(np.int64)
         leaves = backend.predict_leaves(X, np.zeros(1, dtype=np.int64), split_value, node_info, category_bitset)
         return backend.to_host(leaves)[:, 0].astype(np.int64)
 

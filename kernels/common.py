@@ -380,6 +380,17 @@ def finish_split_from_histogram(feature_hist, best_bin, n_bins_non_missing, miss
 
 
 @njit(cache=True, inline="always")
+def category_code(value):
+    """``value`` as a category code, an integer in ``[0, MAX_CATEGORIES)``, or -1 when it is none (NaN too)."""
+    code = -1
+    if value >= 0 and value < MAX_CATEGORIES:  # False for NaN
+        code = int(value)
+        if code != value:
+            code = -1
+    return code
+
+
+@njit(cache=True, inline="always")
 def category_child(value, split_type, missing_go_left, split_value, category_bitset):
     """Child rank (0 = ``children_left``) that a raw ``value`` takes at a ``CATEGORICAL`` or ``MULTIWAY`` split,
     or -1: stop at this ``MULTIWAY`` node.
@@ -390,11 +401,7 @@ def category_child(value, split_type, missing_go_left, split_value, category_bit
     go. At a ``MULTIWAY`` node (``split_value``: its number of children) code ``c`` takes child
     ``c``; a missing value, no code or a code without a child stops the row there.
     """
-    code = -1
-    if value >= 0 and value < MAX_CATEGORIES:  # False for NaN
-        code = int(value)
-        if code != value:
-            code = -1
+    code = category_code(value)
     if split_type == CATEGORICAL:
         if code < 0:
             return 0 if missing_go_left else 1
@@ -420,20 +427,71 @@ def route_to_leaf(X, row, offset, split_value, node_info, category_bitset):
     node = 0
     info = node_info[offset]
     while info >= 0:
+        child = split_child(X[row, (info >> 3) & 0x1FFFFFFF], info, split_value[offset + node], category_bitset)
+        if child < 0:
+            return node
+        node = (info >> 32) + child
+        info = node_info[offset + node]
+    return node
+
+
+@njit(cache=True, inline="always")
+def split_child(value, info, split_value, category_bitset):
+    """Child rank (0 = ``children_left``) that a raw ``value`` takes at the split node of ``node_info``
+    ``info`` and ``split_value`` (see ``route_to_leaf``), or -1: stop at this ``MULTIWAY`` node."""
+    split_type = (info >> 1) & 3
+    if split_type == NUMERIC:
+        if math.isnan(value):
+            left = (info & 1) == 1
+        else:
+            left = value <= split_value
+        return 0 if left else 1
+    return category_child(value, split_type, (info & 1) == 1, split_value, category_bitset)
+
+
+@njit(cache=True, inline="always")
+def route_to_leaf_with_surrogates(X, row, split_value, node_info, category_bitset, surrogates):
+    """``route_to_leaf`` of one tree (at offset 0) whose ``NUMERIC`` splits have surrogate splits
+    (``gpuforest.surrogates``): a row whose value of the split's feature is missing takes the
+    direction of the first surrogate that sends it somewhere, else ``missing_go_left``.
+
+    ``surrogates = (feature, split_type, threshold, left_is_le, left_codes, right_codes)``, the
+    ``Tree``'s ``surrogate_*`` arrays of shape (n_nodes, max_surrogates[, CATEGORY_WORDS]); a
+    node's surrogates are in order, then -1 features. A ``NUMERIC`` surrogate ``k`` sends a row
+    with a value ``x`` of its feature left when ``(x <= threshold[node, k]) == left_is_le[node, k]``;
+    a ``CATEGORICAL`` one sends code ``c`` left or right when its bit is set in ``left_codes`` or
+    ``right_codes`` (a code it did not see, or no code, goes on to the next surrogate).
+    """
+    feature, split_type, threshold, left_is_le, left_codes, right_codes = surrogates
+    node = 0
+    info = node_info[0]
+    while info >= 0:
         value = X[row, (info >> 3) & 0x1FFFFFFF]
-        split_type = (info >> 1) & 3
-        if split_type == NUMERIC:
-            if math.isnan(value):
-                left = (info & 1) == 1
-            else:
-                left = value <= split_value[offset + node]
+        if math.isnan(value) and ((info >> 1) & 3) == NUMERIC:
+            left = (info & 1) == 1
+            for k in range(feature.shape[1]):
+                if feature[node, k] < 0:
+                    break
+                surrogate_value = X[row, feature[node, k]]
+                if split_type[node, k] == NUMERIC:
+                    if not math.isnan(surrogate_value):
+                        left = (surrogate_value <= threshold[node, k]) == left_is_le[node, k]
+                        break
+                else:
+                    code = category_code(surrogate_value)
+                    if code >= 0 and (left_codes[node, k, code >> 5] >> (code & 31)) & 1:
+                        left = True
+                        break
+                    if code >= 0 and (right_codes[node, k, code >> 5] >> (code & 31)) & 1:
+                        left = False
+                        break
             child = 0 if left else 1
         else:
-            child = category_child(value, split_type, (info & 1) == 1, split_value[offset + node], category_bitset)
+            child = split_child(value, info, split_value[node], category_bitset)
             if child < 0:
                 return node
         node = (info >> 32) + child
-        info = node_info[offset + node]
+        info = node_info[node]
     return node
 
 

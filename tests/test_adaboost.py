@@ -139,6 +139,18 @@ def test_fast_path_grows_the_trees_fit_would(tree_params):
     assert all(type(member) is DecisionTreeClassifier for member in fast.estimators_)
 
 
+def test_members_with_surrogates_fit_themselves():
+    """The fast path grows no surrogate splits: members that ask for them are fitted by their own fit."""
+    X, y = make_hastie_10_2(n_samples=200, random_state=3)
+    tree = DecisionTreeClassifier(max_depth=2, use_surrogates=True, device="cpu")
+    boosted = AdaBoostClassifier(tree, n_estimators=3, random_state=4).fit(X, y)
+    hidden = HiddenTree(max_depth=2, use_surrogates=True, device="cpu")
+    fitted = AdaBoostClassifier(hidden, n_estimators=3, random_state=4).fit(X, y)
+    for member, expected in zip(boosted.estimators_, fitted.estimators_, strict=True):
+        np.testing.assert_array_equal(member.tree_.surrogate_feature, expected.tree_.surrogate_feature)
+        assert np.any(member.tree_.surrogate_feature >= 0)
+
+
 class LabelRecorder(ClassifierMixin, BaseEstimator):
     """Keeps the labels it was fitted on and predicts its first class; its ``fit`` takes no ``sample_weight``."""
 

@@ -39,6 +39,19 @@ def test_tree_members_grow_as_one_batched_forest():
     np.testing.assert_allclose(bagging.oob_decision_function_, expected)
 
 
+def test_members_with_surrogates_fit_themselves():
+    """The batched forest has no surrogate splits: members that ask for them each get theirs by their own fit."""
+    X, y = load_iris(return_X_y=True)
+    tree = DecisionTreeClassifier(max_depth=3, use_surrogates=True, device="cpu")
+    bagging = BaggingClassifier(tree, n_estimators=3, random_state=0).fit(X, y)
+    assert bagging.forest_ is None
+    for member, samples in zip(bagging.estimators_, bagging.estimators_samples_):
+        refit = DecisionTreeClassifier(max_depth=3, use_surrogates=True, device="cpu", random_state=member.random_state)
+        refit.fit(X, y, sample_weight=np.bincount(samples, minlength=X.shape[0]))  # scikit-learn's loop weighs draws
+        np.testing.assert_array_equal(member.tree_.surrogate_feature, refit.tree_.surrogate_feature)
+        assert np.any(member.tree_.surrogate_feature >= 0)
+
+
 def test_tree_bagging_accuracy_is_scikit_learns():
     X, y = load_breast_cancer(return_X_y=True)
     X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=0)

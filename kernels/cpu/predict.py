@@ -7,7 +7,8 @@ split_type << 1 | missing_go_left`` (``tree.pack_node_info``). Leaves have
 ``left_child == -1``, so their ``node_info`` is negative; a split node's right
 child is ``left_child + 1`` (the tree format numbers siblings consecutively).
 A categorical split also reads its row of ``category_bitset``
-(``common.route_to_leaf``).
+(``common.route_to_leaf``). A tree with surrogate splits has a kernel of its own,
+``predict_leaves_with_surrogates``, so trees without them pay nothing for them.
 
 Complete binary trees (``predict_raw_complete``; ``tree.pack_complete_forest``,
 trees of bounded depth): a tree of depth ``d`` is a heap of ``2**(d + 1)``
@@ -21,7 +22,7 @@ overlaps); blocks without NaN take a path without the missing-value test.
 import numpy as np
 from numba import njit, prange
 
-from ..common import heap_child, route_to_leaf
+from ..common import heap_child, route_to_leaf, route_to_leaf_with_surrogates
 
 ROWS_PER_BLOCK = 512
 COMPLETE_ROWS_PER_BLOCK = 256  # a feature-major block of 28 features is 28 KiB
@@ -56,6 +57,34 @@ def predict_leaves(X, tree_offsets, split_value, node_info, category_bitset, out
                 out[row, tree_idx] = route_to_leaf(
                     X, row, tree_offsets[tree_idx], split_value, node_info, category_bitset
                 )
+
+
+@njit(parallel=True, cache=True)
+def predict_leaves_with_surrogates(
+    X, split_value, node_info, category_bitset, surrogate_feature, surrogate_split_type, surrogate_threshold,
+    surrogate_left_is_le, surrogate_left_codes, surrogate_right_codes, out,
+):
+    """Leaf reached by every row in one tree whose numeric splits have surrogate splits
+    (``common.route_to_leaf_with_surrogates``).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features), dtype float32
+    split_value, node_info, category_bitset : as ``predict_leaves``, of one tree
+    surrogate_feature : ndarray of shape (n_nodes, max_surrogates), dtype int32
+    surrogate_split_type : ndarray of shape (n_nodes, max_surrogates), dtype uint8
+    surrogate_threshold : ndarray of shape (n_nodes, max_surrogates), dtype float64
+    surrogate_left_is_le : ndarray of shape (n_nodes, max_surrogates), dtype bool
+    surrogate_left_codes, surrogate_right_codes : ndarray of shape (n_nodes, max_surrogates, 8), dtype uint32
+    out : ndarray of shape (n_samples,), dtype int32
+        Output: the node's index in the tree.
+    """
+    surrogates = (
+        surrogate_feature, surrogate_split_type, surrogate_threshold, surrogate_left_is_le, surrogate_left_codes,
+        surrogate_right_codes,
+    )
+    for row in prange(X.shape[0]):
+        out[row] = route_to_leaf_with_surrogates(X, row, split_value, node_info, category_bitset, surrogates)
 
 
 @njit(parallel=True, cache=True)

@@ -9,13 +9,14 @@ the right child of a split node is ``left_child + 1``.
 
 ``predict_raw_complete`` walks complete binary trees (``tree.CompleteForest``)
 with the CPU kernel's step, ``common.heap_child``, one thread per row: every thread
-of a warp takes the same number of steps in a tree.
+of a warp takes the same number of steps in a tree. ``predict_leaves_with_surrogates``
+routes one tree with surrogate splits, one thread per row.
 """
 
 import numpy as np
 from numba import cuda, types
 
-from ..common import heap_child, route_to_leaf
+from ..common import heap_child, route_to_leaf, route_to_leaf_with_surrogates
 
 from . import jit_kernel
 from .launch import BLOCK_SIZE, elementwise_config
@@ -45,6 +46,38 @@ def predict_leaves(X, tree_offsets, split_value, node_info, category_bitset, out
         return
     blocks, threads = elementwise_config(n_pairs)
     _predict_leaves[blocks, threads](X, tree_offsets, split_value, node_info, category_bitset, out)
+
+
+def _predict_leaves_with_surrogates_kernel(
+    X, split_value, node_info, category_bitset, surrogate_feature, surrogate_split_type, surrogate_threshold,
+    surrogate_left_is_le, surrogate_left_codes, surrogate_right_codes, out,
+):
+    surrogates = (
+        surrogate_feature, surrogate_split_type, surrogate_threshold, surrogate_left_is_le, surrogate_left_codes,
+        surrogate_right_codes,
+    )
+    for row in range(cuda.grid(1), X.shape[0], cuda.gridsize(1)):
+        out[row] = route_to_leaf_with_surrogates(X, row, split_value, node_info, category_bitset, surrogates)
+
+
+_predict_leaves_with_surrogates = jit_kernel(_predict_leaves_with_surrogates_kernel)
+
+
+def predict_leaves_with_surrogates(
+    X, split_value, node_info, category_bitset, surrogate_feature, surrogate_split_type, surrogate_threshold,
+    surrogate_left_is_le, surrogate_left_codes, surrogate_right_codes, out,
+):
+    """Leaf reached by every row in one tree with surrogate splits (see ``kernels.cpu.predict``).
+
+    Launch: one thread per row, blocks of up to 256 threads (grid-stride).
+    """
+    if X.shape[0] == 0:
+        return
+    blocks, threads = elementwise_config(X.shape[0])
+    _predict_leaves_with_surrogates[blocks, threads](
+        X, split_value, node_info, category_bitset, surrogate_feature, surrogate_split_type, surrogate_threshold,
+        surrogate_left_is_le, surrogate_left_codes, surrogate_right_codes, out,
+    )
 
 
 def _predict_raw_kernel(X, tree_offsets, split_value, node_info, category_bitset, leaf_value, out):
@@ -112,6 +145,24 @@ def ptx_specializations():
                 types.Array(types.int64, 1, "C"),
                 types.Array(types.uint32, 2, "C"),
                 types.Array(types.int32, 2, "C"),
+            ),
+            BLOCK_SIZE,
+        ),
+        (
+            "predict_leaves_with_surrogates",
+            _predict_leaves_with_surrogates_kernel,
+            (
+                types.Array(types.float32, 2, "C"),
+                types.Array(types.float64, 1, "C"),
+                types.Array(types.int64, 1, "C"),
+                types.Array(types.uint32, 2, "C"),
+                types.Array(types.int32, 2, "C"),
+                types.Array(types.uint8, 2, "C"),
+                types.Array(types.float64, 2, "C"),
+                types.Array(types.bool_, 2, "C"),
+                types.Array(types.uint32, 3, "C"),
+                types.Array(types.uint32, 3, "C"),
+                types.Array(types.int32, 1, "C"),
             ),
             BLOCK_SIZE,
         ),

@@ -57,6 +57,23 @@ def test_gpu_trees_equal_cpu_trees(n_samples, max_features):
         np.testing.assert_array_equal(gpu.predict(X), cpu.predict(X))
 
 
+def test_gpu_surrogates_equal_cpu_surrogates():
+    """``use_surrogates``: the same surrogate splits, and rows missing the split's value routed alike."""
+    X, y_class, _, weight = data(20_000)
+    X[:, 3] = np.where(np.isnan(X[:, 0]), np.nan, X[:, 0] + 0.3 * np.nan_to_num(X[:, 4]))  # a surrogate of x0
+    gpu, cpu = (
+        DecisionTreeClassifier(device=device, max_depth=8, use_surrogates=True, random_state=0).fit(
+            X, y_class, sample_weight=weight
+        )
+        for device in ("cuda", "cpu")
+    )
+    for name in TREE_ARRAYS + ("surrogate_feature", "surrogate_threshold", "surrogate_left_is_le"):
+        np.testing.assert_array_equal(getattr(gpu.tree_, name), getattr(cpu.tree_, name), err_msg=name)
+    X_missing = X.copy()
+    X_missing[::3, 0] = np.nan
+    np.testing.assert_array_equal(gpu.apply(X_missing), cpu.apply(X_missing))
+
+
 @pytest.mark.parametrize(
     "Forest, target", [
         (RandomForestClassifier, "class"), (ExtraTreesClassifier, "class"),
