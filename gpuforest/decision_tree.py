@@ -26,6 +26,7 @@ from .categorical import (
     record_categories,
 )
 from .grower import GrowthParams, TreeGrower
+from .multiway import MultiwayTreeGrower
 from .pruning import (
     CLASSIFIER_PRUNING_CONSTRAINTS,
     REGRESSOR_PRUNING_CONSTRAINTS,
@@ -198,12 +199,16 @@ class BaseDecisionTree(AllowNaNMixin, BaseEstimator):
             self._bin_mapper.transform(X, backend), sample_indices, np.ones((1, X.shape[0]), dtype=np.int32), stats
         )
         tree_offsets = np.array([0, sample_indices.shape[0]], dtype=np.int64)
-        grower = TreeGrower(backend, rows, tree_offsets, self._bin_mapper, stats, n_values, params)
+        grower = self._grower_class()(backend, rows, tree_offsets, self._bin_mapper, stats, n_values, params)
         (tree,) = grower.grow()
         self.tree_ = prune_grown_tree(self, tree, backend, (X, y, sample_weight, sample_indices), validation)
         self.max_features_ = params.max_features
         self.device_ = backend.name
         return self
+
+    def _grower_class(self):
+        """The grower of ``fit``: ``TreeGrower``, binary splits."""
+        return TreeGrower
 
     def _validation_split(self, X, y, sample_weight, eval_set, encode_target):
         """``pruning.validation_split`` of the training data, after the checks of the pruning parameters."""
@@ -305,6 +310,18 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         ``gpuforest.categorical``). A categorical feature holds category codes (integers
         from 0, at most ``max_bins - 1`` categories) or is a ``category`` column, coded by
         its categories; at predict, a category not seen at fit is a missing value.
+    algorithm : {"cart", "id3"}, default="cart"
+        ``"cart"``: binary splits (Breiman et al. 1984), as scikit-learn's tree.
+        ``"id3"``: Quinlan's ID3 (1986), by information gain (the entropy criterion,
+        whatever ``criterion`` says): a categorical feature splits a node into one branch per
+        category code ``0 .. n - 1`` (a code without rows at the node gets a leaf with the
+        node's class proportions) and is used at most once on a path; numeric features get
+        binary threshold splits by information gain (ID3 has nominal attributes only; C4.5
+        added thresholds). A node without a split into two non-empty branches (its features
+        used up, say) is a leaf of its majority class. At a multiway node, rows with a
+        missing value (or a category without a branch) stay there, in training and at
+        predict. No pruning unless asked for by the pruning parameters; not with
+        ``max_leaf_nodes`` (the tree grows level by level). ``"c45"`` is not available yet.
 
     Attributes
     ----------
@@ -326,6 +343,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         **CLASSIFIER_PRUNING_CONSTRAINTS,
         "criterion": [StrOptions(set(CLASSIFICATION_CRITERIA))],
         "class_weight": [dict, list, StrOptions({"balanced"}), None],
+        "algorithm": [StrOptions({"cart", "id3"})],
     }
 
     def __init__(
@@ -333,7 +351,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         min_weight_fraction_leaf=0.0, max_features=None, random_state=None, max_leaf_nodes=None,
         min_impurity_decrease=0.0, class_weight=None, ccp_alpha=0.0, min_split_significance=None, pruning=None,
         validation_fraction=0.1, confidence_factor=0.25, subtree_raising=True, max_bins=256, device="auto",
-        categorical_features=None,
+        categorical_features=None, algorithm="cart",
     ):
         super().__init__(
             criterion=criterion, splitter=splitter, max_depth=max_depth, min_samples_split=min_samples_split,
@@ -347,6 +365,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         self.min_split_significance = min_split_significance
         self.confidence_factor = confidence_factor
         self.subtree_raising = subtree_raising
+        self.algorithm = algorithm
 
     def fit(self, X, y, sample_weight=None, eval_set=None):
         """Grow the tree on ``X`` (n_samples, n_features) and class labels ``y``.
@@ -363,8 +382,14 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         )
         if self.class_weight is not None:
             sample_weight = sample_weight * compute_sample_weight(self.class_weight, y_encoded)
-        stats = classification_statistics(self.criterion, y_encoded, self.n_classes_, sample_weight)
+        # ID3 chooses splits by information gain.
+        criterion = "entropy" if self.algorithm == "id3" else self.criterion
+        stats = classification_statistics(criterion, y_encoded, self.n_classes_, sample_weight)
         return self._grow(X, y_encoded, sample_weight, stats, self.n_classes_, validation)
+
+    def _grower_class(self):
+        """The grower of ``fit``: ``MultiwayTreeGrower`` for ID3, else ``TreeGrower``."""
+        return MultiwayTreeGrower if self.algorithm == "id3" else TreeGrower
 
     def predict_proba(self, X):
         """Class proportions of each sample's leaf, shape (n_samples, n_classes)."""
