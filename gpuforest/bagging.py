@@ -47,6 +47,7 @@ class _BatchedTreeBagging:
         return (
             n_features is not None
             and isinstance(self._get_estimator(), self._tree_class)
+            and getattr(self._get_estimator(), "algorithm", "cart") == "cart"  # forests grow CART trees
             and all_features
             and not self.bootstrap_features
             and self.bootstrap
