@@ -18,8 +18,9 @@ recorder) and changes three of its steps:
   children, one per code ``0 .. n_categories_[f] - 1``. A child without rows
   is recorded as a leaf at once, with its parent's value (ID3's majority
   class of the parent, as class proportions). Rows with a missing value stay
-  at the node (prediction stops them there too). The other children's totals
-  are summed from their rows (``node_totals``) and their histograms built at
+  at the node (prediction stops them there too). The children's totals are
+  the rows of the node's histogram of the split feature, kept from the search
+  (by node key, as the search may run in chunks); their histograms are built at
   the next level (not derived by subtraction).
 
 The trees are recorded with ``split_type == MULTIWAY`` at those nodes
@@ -58,6 +59,8 @@ class MultiwayTreeGrower(TreeGrower):
         # The categorical features split on above each node of the next level (the roots first), by node_keys.
         self.used_keys = node_keys(np.arange(self.n_trees), np.zeros(self.n_trees, dtype=np.int64))
         self.used_features = np.zeros((self.n_trees, self.n_features), dtype=bool)
+        # node_keys -> (n_children, n_slots) int64: the children's totals of the level's multiway splits.
+        self.children_totals = {}
 
     def _used_features_of(self, nodes):
         """(n_nodes, n_features) bool: the categorical features split on above each of ``nodes``."""
@@ -92,7 +95,20 @@ class MultiwayTreeGrower(TreeGrower):
         split.bin[chosen] = split.next_bin[chosen] = NO_SPLIT
         split.missing_left[chosen] = False
         split.left_totals[chosen] = 0
+        if chosen.size:
+            self._keep_children_totals(nodes, chosen, feature[wins], hist, hist_row)
         return split
+
+    def _keep_children_totals(self, nodes, chosen, feature, hist, hist_row):
+        """Keep the histogram rows of the codes of ``feature`` (the chosen multiway split of each of ``chosen``):
+        its children's totals, for ``_split``."""
+        n_children = self.bin_mapper.n_categories_[feature]
+        rows, features = self.backend.to_device_many(hist_row[chosen], feature.astype(np.int64))
+        totals = self.backend.to_host(hist[rows, features, :int(n_children.max())])
+        keys = node_keys(nodes.tree[chosen], nodes.node_idx[chosen]).tolist()
+        self.children_totals.update(
+            (key, node_totals[:count]) for key, node_totals, count in zip(keys, totals, n_children)
+        )
 
     def _split(self, chosen):
         """Partition the chosen nodes' rows by their binary or multiway splits; returns the children that hold
@@ -117,6 +133,7 @@ class MultiwayTreeGrower(TreeGrower):
         keys = node_keys(children.tree, children.node_idx)
         order = np.argsort(keys)
         self.used_keys, self.used_features = keys[order], children_used[order]
+        self.children_totals = {}
         return children, None, None
 
     def _split_multiway(self, parents, used):
@@ -144,9 +161,11 @@ class MultiwayTreeGrower(TreeGrower):
             parent_values[parent[empty]], np.zeros(n_empty), np.zeros(n_empty),
         )
         kept = ~empty
+        keys = node_keys(parents.tree, parents.node_idx).tolist()
+        totals = np.concatenate([self.children_totals[key] for key in keys])
         children = NodeBatch(
             tree=tree[kept], node_idx=node_idx[kept], depth=depth[kept], start=start[kept], stop=stop[kept],
-            totals=self.backend.node_totals(self.rows, start[kept], stop[kept], tree[kept], self.stats.n_slots),
+            totals=totals[kept],
         )
         children_used = used[parent[kept]]
         children_used[np.arange(children.size), feature[parent[kept]]] = True
