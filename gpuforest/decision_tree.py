@@ -4,6 +4,8 @@ Drop-in for scikit-learn's estimators of the same names: same parameters (plus
 ``max_bins`` and ``device``), attributes and methods. Trees are grown by the
 shared level-wise grower; scikit-learn's splitting rules (midpoint thresholds,
 ``min_*`` constraints, best-first growth with ``max_leaf_nodes``) are kept.
+``DecisionTreeClassifier(algorithm="id3")`` grows Quinlan's ID3 instead, with
+multiway splits on the categorical features (``multiway.MultiwayTreeGrower``).
 """
 
 from functools import partial
