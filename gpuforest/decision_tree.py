@@ -317,7 +317,8 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         ``"id3"``: Quinlan's ID3 (1986), by information gain (the entropy criterion,
         whatever ``criterion`` says): a categorical feature splits a node into one branch per
         category code ``0 .. n - 1`` (a code without rows at the node gets a leaf with the
-        node's class proportions) and is used at most once on a path; numeric features get
+        node's class proportions; ``min_samples_leaf`` and ``min_weight_fraction_leaf`` bind
+        the branches with rows) and is used at most once on a path; numeric features get
         binary threshold splits by information gain (ID3 has nominal attributes only; C4.5
         added thresholds). A node without a split into two non-empty branches (its features
         used up, say) is a leaf of its majority class. At a multiway node, rows with a
