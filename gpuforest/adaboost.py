@@ -234,7 +234,10 @@ class AdaBoostClassifier(_WeightBoosting, _SklearnAdaBoostClassifier):
     def _member_fitter(self, X, y, y_encoded, sample_weight):
         """How each round fits its member: ``fit_member(member, sample_weight, random_state)``."""
         # Exactly the gpuforest tree: a subclass may fit differently.
-        if type(self.estimator_) is DecisionTreeClassifier and self.estimator_.class_weight is None:
+        if (
+            type(self.estimator_) is DecisionTreeClassifier and self.estimator_.class_weight is None
+            and self.estimator_.algorithm == "cart"
+        ):
             self.estimator_._validate_params()  # as its fit, which is not called, would
             if not prunes(self.estimator_) and not self.estimator_.use_surrogates:  # both in the tree's own fit
                 return _BinnedTreeFitter(X, self.classes_, y_encoded, sample_weight > 0)

@@ -359,6 +359,41 @@ class Backend:
             ),
         ))
 
+    def multiway_gains(
+        self, hist, hist_rows, totals, feature_mask, bin_mapper, stats, min_samples_leaf, min_weight_leaf
+    ):
+        """Gain of splitting each node into one child per bin of each feature of ``feature_mask``
+        (``common.multiway_gain``): host (n_nodes, n_features) float64, ``-inf`` where not allowed or not asked."""
+        n_nodes = hist_rows.shape[0]
+        hist_rows, totals, feature_mask, n_bins_non_missing, inv_scales, min_weight_leaf = self.to_device_many(
+            hist_rows, totals, feature_mask, bin_mapper.n_bins_non_missing_, stats.inv_scales, min_weight_leaf
+        )
+        (gains,) = self._fetched_outputs(
+            [((n_nodes, feature_mask.shape[1]), np.float64)],
+            lambda outputs: self.kernels.multiway.multiway_gains(
+                hist, hist_rows, totals, feature_mask, n_bins_non_missing, bin_mapper.missing_bin, stats.criterion,
+                inv_scales, stats.regularization, min_samples_leaf, min_weight_leaf, *outputs,
+            ),
+        )
+        return gains
+
+    def apply_multiway_splits(self, rows, node_start, node_stop, feature, n_children):
+        """Sort each node's rows stably by the bin of its ``feature``: child ``c < n_children`` gets the rows of bin
+        ``c``, then come those with a missing value, which stay at the node (``kernels.cpu.multiway``).
+
+        Returns host (n_nodes, max(n_children) + 1) int64: the rows of each child, then of the rest.
+        """
+        n_parts = int(n_children.max()) + 1
+        scratch = self.xp.empty_like(rows.sample_indices)
+        node_start, node_stop, feature, n_children = self.to_device_many(node_start, node_stop, feature, n_children)
+        (part_counts,) = self._fetched_outputs(
+            [((node_start.shape[0], n_parts), np.int64)],
+            lambda outputs: self.kernels.multiway.apply_multiway_splits(
+                rows.X_binned, rows.sample_indices, scratch, node_start, node_stop, feature, n_children, *outputs
+            ),
+        )
+        return part_counts
+
     def add_range_values(self, raw, score_idx, rows, boundaries, values):
         """``raw[rows[p], score_idx] += values[r]`` in place for every position ``p`` of range ``r``,
         ``[boundaries[r], boundaries[r + 1])``; ``raw`` and ``rows`` (int32) on the device, ``boundaries``
@@ -410,7 +445,7 @@ class Backend:
 
 
 KERNEL_STAGES = (
-    "binning", "sampling", "histogram", "splitting", "partitioning", "leaf_values", "predict", "gradients",
+    "binning", "sampling", "histogram", "splitting", "partitioning", "leaf_values", "predict", "gradients", "multiway",
 )
 
 

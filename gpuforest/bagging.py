@@ -48,6 +48,7 @@ class _BatchedTreeBagging:
             n_features is not None
             and isinstance(self._get_estimator(), self._tree_class)
             and not self._get_estimator().use_surrogates  # the forest has none: each tree's own fit
+            and getattr(self._get_estimator(), "algorithm", "cart") == "cart"  # forests grow CART trees
             and all_features
             and not self.bootstrap_features
             and self.bootstrap

@@ -4,6 +4,8 @@ Drop-in for scikit-learn's estimators of the same names: same parameters (plus
 ``max_bins`` and ``device``), attributes and methods. Trees are grown by the
 shared level-wise grower; scikit-learn's splitting rules (midpoint thresholds,
 ``min_*`` constraints, best-first growth with ``max_leaf_nodes``) are kept.
+``DecisionTreeClassifier(algorithm="id3")`` grows Quinlan's ID3 instead, with
+multiway splits on the categorical features (``multiway.MultiwayTreeGrower``).
 """
 
 from functools import partial
@@ -26,6 +28,7 @@ from .categorical import (
     record_categories,
 )
 from .grower import GrowthParams, TreeGrower
+from .multiway import MultiwayTreeGrower
 from .pruning import (
     CLASSIFIER_PRUNING_CONSTRAINTS,
     REGRESSOR_PRUNING_CONSTRAINTS,
@@ -205,7 +208,7 @@ class BaseDecisionTree(AllowNaNMixin, BaseEstimator):
             self._bin_mapper.transform(X, backend), sample_indices, np.ones((1, X.shape[0]), dtype=np.int32), stats
         )
         tree_offsets = np.array([0, sample_indices.shape[0]], dtype=np.int64)
-        grower = TreeGrower(backend, rows, tree_offsets, self._bin_mapper, stats, n_values, params)
+        grower = self._grower_class()(backend, rows, tree_offsets, self._bin_mapper, stats, n_values, params)
         (tree,) = grower.grow()
         self.tree_ = prune_grown_tree(self, tree, backend, (X, y, sample_weight, sample_indices), validation)
         if self.use_surrogates:
@@ -213,6 +216,10 @@ class BaseDecisionTree(AllowNaNMixin, BaseEstimator):
         self.max_features_ = params.max_features
         self.device_ = backend.name
         return self
+
+    def _grower_class(self):
+        """The grower of ``fit``: ``TreeGrower``, binary splits."""
+        return TreeGrower
 
     def _validation_split(self, X, y, sample_weight, eval_set, encode_target):
         """``pruning.validation_split`` of the training data, after the checks of the pruning parameters."""
@@ -324,6 +331,19 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
     max_surrogates : int, default=5
         Surrogate splits kept per node with ``use_surrogates`` (0: missing values
         go to the majority side).
+    algorithm : {"cart", "id3"}, default="cart"
+        ``"cart"``: binary splits (Breiman et al. 1984), as scikit-learn's tree.
+        ``"id3"``: Quinlan's ID3 (1986), by information gain (the entropy criterion,
+        whatever ``criterion`` says): a categorical feature splits a node into one branch per
+        category code ``0 .. n - 1`` (a code without rows at the node gets a leaf with the
+        node's class proportions; ``min_samples_leaf`` and ``min_weight_fraction_leaf`` bind
+        the branches with rows) and is used at most once on a path; numeric features get
+        binary threshold splits by information gain (ID3 has nominal attributes only; C4.5
+        added thresholds). A node without a split into two non-empty branches (its features
+        used up, say) is a leaf of its majority class. At a multiway node, rows with a
+        missing value (or a category without a branch) stay there, in training and at
+        predict. No pruning unless asked for by the pruning parameters; not with
+        ``max_leaf_nodes`` (the tree grows level by level). ``"c45"`` is not available yet.
 
     Attributes
     ----------
@@ -345,6 +365,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         **CLASSIFIER_PRUNING_CONSTRAINTS,
         "criterion": [StrOptions(set(CLASSIFICATION_CRITERIA))],
         "class_weight": [dict, list, StrOptions({"balanced"}), None],
+        "algorithm": [StrOptions({"cart", "id3"})],
     }
 
     def __init__(
@@ -352,7 +373,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         min_weight_fraction_leaf=0.0, max_features=None, random_state=None, max_leaf_nodes=None,
         min_impurity_decrease=0.0, class_weight=None, ccp_alpha=0.0, min_split_significance=None, pruning=None,
         validation_fraction=0.1, confidence_factor=0.25, subtree_raising=True, max_bins=256, device="auto",
-        categorical_features=None, use_surrogates=False, max_surrogates=5,
+        categorical_features=None, use_surrogates=False, max_surrogates=5, algorithm="cart",
     ):
         super().__init__(
             criterion=criterion, splitter=splitter, max_depth=max_depth, min_samples_split=min_samples_split,
@@ -366,6 +387,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         self.min_split_significance = min_split_significance
         self.confidence_factor = confidence_factor
         self.subtree_raising = subtree_raising
+        self.algorithm = algorithm
 
     def fit(self, X, y, sample_weight=None, eval_set=None):
         """Grow the tree on ``X`` (n_samples, n_features) and class labels ``y``.
@@ -382,8 +404,14 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         )
         if self.class_weight is not None:
             sample_weight = sample_weight * compute_sample_weight(self.class_weight, y_encoded)
-        stats = classification_statistics(self.criterion, y_encoded, self.n_classes_, sample_weight)
+        # ID3 chooses splits by information gain.
+        criterion = "entropy" if self.algorithm == "id3" else self.criterion
+        stats = classification_statistics(criterion, y_encoded, self.n_classes_, sample_weight)
         return self._grow(X, y_encoded, sample_weight, stats, self.n_classes_, validation)
+
+    def _grower_class(self):
+        """The grower of ``fit``: ``MultiwayTreeGrower`` for ID3, else ``TreeGrower``."""
+        return MultiwayTreeGrower if self.algorithm == "id3" else TreeGrower
 
     def predict_proba(self, X):
         """Class proportions of each sample's leaf, shape (n_samples, n_classes)."""

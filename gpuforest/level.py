@@ -160,3 +160,58 @@ def number_children(tree, next_node_idx):
         left[node] = next_node_idx[tree[node]]
         next_node_idx[tree[node]] += 2
     return left, left + 1
+
+
+@njit(cache=True)
+def number_multiway_children(tree, n_children, next_node_idx):
+    """Node index of the first child of each multiway split in trees ``tree``, numbered in order within each tree.
+
+    Split ``k`` has the children ``first[k] .. first[k] + n_children[k] - 1``;
+    ``next_node_idx`` (n_trees,) int64 is advanced by them. Returns ``first``,
+    ndarray of shape (n_split,), dtype int64.
+    """
+    first = np.empty(tree.shape[0], dtype=np.int64)
+    for node in range(tree.shape[0]):
+        first[node] = next_node_idx[tree[node]]
+        next_node_idx[tree[node]] += n_children[node]
+    return first
+
+
+@njit(cache=True)
+def multiway_children(tree, depth, start, n_children, first_child, part_counts):
+    """The children of multiway splits, each split's in order of their codes.
+
+    Parameters
+    ----------
+    tree, depth, start, n_children, first_child : ndarray of shape (n_split,), dtype int64
+    part_counts : ndarray of shape (n_split, n_parts), dtype int64
+        Rows of each child (``Backend.apply_multiway_splits``): child ``c`` owns
+        the ``part_counts[k, c]`` positions after those of children ``0 .. c - 1``.
+
+    Returns
+    -------
+    (parent, tree, node_idx, depth, start, stop) of the children: ndarrays of
+    shape (sum(n_children),), dtype int64; ``parent`` is the split's position.
+    """
+    n_total = 0
+    for split in range(tree.shape[0]):
+        n_total += n_children[split]
+    parent = np.empty(n_total, dtype=np.int64)
+    child_tree = np.empty(n_total, dtype=np.int64)
+    node_idx = np.empty(n_total, dtype=np.int64)
+    child_depth = np.empty(n_total, dtype=np.int64)
+    child_start = np.empty(n_total, dtype=np.int64)
+    child_stop = np.empty(n_total, dtype=np.int64)
+    child = 0
+    for split in range(tree.shape[0]):
+        position = start[split]
+        for code in range(n_children[split]):
+            parent[child] = split
+            child_tree[child] = tree[split]
+            node_idx[child] = first_child[split] + code
+            child_depth[child] = depth[split] + 1
+            child_start[child] = position
+            position += part_counts[split, code]
+            child_stop[child] = position
+            child += 1
+    return parent, child_tree, node_idx, child_depth, child_start, child_stop

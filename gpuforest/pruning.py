@@ -468,8 +468,9 @@ def class_code_length(counts):
     n = counts.sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         data = np.where(counts > 0, counts * np.log2(n[:, None] / counts), 0.0).sum(axis=1)
-    parameters = (k - 1) / 2 * np.log2(n / 2) + (k / 2 * np.log(np.pi) - scipy.special.gammaln(k / 2)) / np.log(2)
-    return data + parameters
+        parameters = (k - 1) / 2 * np.log2(n / 2) + (k / 2 * np.log(np.pi) - scipy.special.gammaln(k / 2)) / np.log(2)
+    # A node without rows (an empty branch of a multiway split) has no labels to encode.
+    return np.where(n > 0, data + parameters, 0.0)
 
 
 def distinct_split_values(tree, X, backend):

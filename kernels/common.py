@@ -307,6 +307,53 @@ def random_threshold_bin(lo, hi, draw):
 
 
 @njit(cache=True)
+def multiway_gain(
+    criterion, parent, feature_hist, n_bins_non_missing, missing_bin, inv_scales, regularization, min_samples_leaf,
+    min_weight_leaf,
+):
+    """Gain of splitting a node into one child per non-missing bin of a feature; ``-inf`` if not allowed.
+
+    ``cost(known) - sum_c cost(child_c)`` with ``cost = W * impurity`` (``proxy_cost``), where
+    ``known`` are the node's rows with a value and child ``c`` those in bin ``c``. For
+    ``ENTROPY`` this is ``W`` times Quinlan's ``gain(A) = H(node) - sum_c (W_c / W) H(child_c)``
+    (1986, section 4); rows with a missing value stay at the node and count as C4.5 counts
+    them (Quinlan 1993, ch. 3: the known rows' gain times their share ``W_known / W``, which
+    in costs is the known rows' gain). Empty children are allowed (ID3's empty subsets); the
+    others need ``min_samples_leaf`` rows and ``min_weight_leaf`` weight, and at least two
+    children must hold rows.
+
+    Parameters
+    ----------
+    criterion : int
+    parent : ndarray of shape (n_slots,), dtype int64
+        The node's totals.
+    feature_hist : ndarray of shape (n_bins, n_slots), dtype int64
+        The node's histogram of the feature.
+    n_bins_non_missing, missing_bin : int
+    inv_scales, regularization, min_samples_leaf, min_weight_leaf
+        As in ``candidate_gain``.
+    """
+    n_stat_slots = parent.shape[0] - 1
+    children_cost = 0.0
+    n_children = 0
+    for bin_idx in range(n_bins_non_missing):
+        child = feature_hist[bin_idx]
+        if child[n_stat_slots] == 0:
+            continue
+        weight = node_weight(criterion, child, child, PARENT, n_stat_slots, inv_scales)
+        if child[n_stat_slots] < min_samples_leaf or weight < min_weight_leaf or weight <= 0:
+            return -math.inf
+        children_cost += proxy_cost(criterion, child, child, PARENT, weight, n_stat_slots, inv_scales, regularization)
+        n_children += 1
+    if n_children < 2:
+        return -math.inf
+    missing = feature_hist[missing_bin]
+    known_weight = node_weight(criterion, parent, missing, RIGHT, n_stat_slots, inv_scales)
+    known_cost = proxy_cost(criterion, parent, missing, RIGHT, known_weight, n_stat_slots, inv_scales, regularization)
+    return known_cost - children_cost
+
+
+@njit(cache=True)
 def pick_best_feature(gains, bins, node):
     """Lowest feature with the largest gain for one node, or ``NO_SPLIT``."""
     best_feature = NO_SPLIT

@@ -12,7 +12,7 @@ vs 0.772 (exponential).
 
 import numpy as np
 import pytest
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.datasets import make_friedman1, make_hastie_10_2
 from sklearn.ensemble import AdaBoostClassifier as SkAdaBoostClassifier
 from sklearn.ensemble import AdaBoostRegressor as SkAdaBoostRegressor
@@ -22,6 +22,8 @@ from sklearn.tree import DecisionTreeRegressor as SkDecisionTreeRegressor
 
 from gpuforest import DecisionTreeClassifier
 from gpuforest.adaboost import AdaBoostClassifier, AdaBoostRegressor
+from gpuforest.datasets import load_weather
+from gpuforest.tree import MULTIWAY
 
 EPS = np.finfo(np.float64).eps
 
@@ -319,3 +321,16 @@ def test_invalid_inputs_raise():
         model.predict(X[:, :3])
     with pytest.raises(ValueError, match="infinity"):
         model.predict(np.full_like(X, np.inf))
+
+
+def test_id3_members_are_fitted_by_their_own_fit():
+    weather = load_weather()
+    stump = DecisionTreeClassifier(
+        algorithm="id3", max_depth=1, categorical_features=weather.categorical_features, device="cpu"
+    )
+    model = AdaBoostClassifier(stump, n_estimators=2, algorithm="SAMME").fit(weather.data, weather.target)
+    # Round 1 weighs every row alike: the member is the ID3 stump, Outlook's three branches.
+    expected = clone(stump).fit(weather.data, weather.target).tree_
+    first = model.estimators_[0].tree_
+    assert first.split_type[0] == MULTIWAY and first.feature[0] == 0 and first.node_count == 4
+    np.testing.assert_allclose(first.value, expected.value, rtol=1e-12)

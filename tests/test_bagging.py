@@ -8,6 +8,7 @@ members (the loop path must equal them), the naive bootstrap counts of
 import numpy as np
 import pytest
 from sklearn import ensemble as sk_ensemble
+from sklearn.base import clone
 from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris
 from sklearn.model_selection import train_test_split
 from sklearn.neighbors import KNeighborsClassifier
@@ -17,6 +18,8 @@ from sklearn.utils._mask import indices_to_mask
 
 import reference
 from gpuforest import BaggingClassifier, BaggingRegressor, DecisionTreeClassifier
+from gpuforest.datasets import load_weather
+from gpuforest.tree import MULTIWAY
 
 
 def test_tree_members_grow_as_one_batched_forest():
@@ -130,3 +133,17 @@ def test_weighted_voting_of_tree_members_uses_the_forests_oob_accuracy():
     bagging = BaggingClassifier(n_estimators=5, voting="weighted", random_state=4).fit(X, y)
     np.testing.assert_array_equal(bagging.estimator_weights_, bagging.forest_.estimator_weights_)
     assert np.all((bagging.estimator_weights_ > 0.5) & (bagging.estimator_weights_ <= 1.0))
+
+
+def test_id3_members_go_through_scikit_learns_loop():
+    weather = load_weather()
+    tree = DecisionTreeClassifier(algorithm="id3", categorical_features=weather.categorical_features, device="cpu")
+    bagging = BaggingClassifier(tree, n_estimators=3, random_state=0).fit(weather.data, weather.target)
+    assert bagging.forest_ is None
+    # Each member is the ID3 tree of its bootstrap draws (scikit-learn passes them as weights).
+    for member, samples in zip(bagging.estimators_, bagging.estimators_samples_):
+        draws = np.bincount(samples, minlength=weather.data.shape[0])
+        expected = clone(tree).fit(weather.data, weather.target, sample_weight=draws).tree_
+        assert MULTIWAY in member.tree_.split_type
+        np.testing.assert_array_equal(member.tree_.feature, expected.feature)
+        np.testing.assert_array_equal(member.tree_.value, expected.value)

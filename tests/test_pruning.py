@@ -269,6 +269,8 @@ def _naive_mdl_kept(tree, X, y, weight):
 
     def class_bits(counts):
         n = counts.sum()
+        if n == 0:  # an empty branch: no labels to encode
+            return 0.0
         data = sum(c * math.log2(n / c) for c in counts if c > 0)
         return data + (k - 1) / 2 * math.log2(n / 2) + math.log2(math.pi ** (k / 2) / math.gamma(k / 2))
 
@@ -279,7 +281,9 @@ def _naive_mdl_kept(tree, X, y, weight):
             return leaf, set()
         v = np.unique(X[rows, tree.feature[node]].astype(np.float32)).size
         results = [prune(child) for child in _children(tree, node)]
-        split = 1 + math.log2(X.shape[1]) + (math.log2(v - 1) if v > 2 else 0.0) + sum(bits for bits, _ in results)
+        # A multiway split has no value to encode, a threshold one among v - 1.
+        value_bits = math.log2(v - 1) if v > 2 and tree.split_type[node] != MULTIWAY else 0.0
+        split = 1 + math.log2(X.shape[1]) + value_bits + sum(bits for bits, _ in results)
         if leaf <= split:
             return leaf, set()
         return split, {node}.union(*(kept for _, kept in results))
@@ -382,6 +386,20 @@ def test_mdl_pruning_matches_the_naive_coding():
     pruned = gpuforest.DecisionTreeClassifier(pruning="mdl", device="cpu").fit(X, y, sample_weight=weight)
     kept = _naive_mdl_kept(grown.tree_, X, y, weight)
     assert 2 <= len(kept) < grown.tree_.node_count // 4
+    _assert_pruned_from(pruned.tree_, grown.tree_, kept)
+
+
+def test_mdl_pruning_of_id3_trees_with_empty_branches_matches_the_naive_coding():
+    rng = np.random.default_rng(0)
+    X = np.stack([rng.integers(0, k, 60) for k in (3, 5, 2)], axis=1).astype(float)
+    y = ((X[:, 0] == 1) | (X[:, 1] >= 3) & (X[:, 2] == 1) ^ (rng.random(60) < 0.05)).astype(int)
+    id3 = dict(algorithm="id3", categorical_features=[0, 1, 2], device="cpu")
+    grown = gpuforest.DecisionTreeClassifier(**id3).fit(X, y)
+    pruned = gpuforest.DecisionTreeClassifier(pruning="mdl", **id3).fit(X, y)
+    kept = _naive_mdl_kept(grown.tree_, X, y, np.ones(60))
+    assert 1 <= len(kept) < np.sum(grown.tree_.children_left != -1)
+    # An empty branch costs no label bits: its split is cut like any other.
+    assert (grown.tree_.n_node_samples == 0).any() and not (pruned.tree_.n_node_samples == 0).any()
     _assert_pruned_from(pruned.tree_, grown.tree_, kept)
 
 

@@ -74,6 +74,25 @@ def test_gpu_surrogates_equal_cpu_surrogates():
     np.testing.assert_array_equal(gpu.apply(X_missing), cpu.apply(X_missing))
 
 
+def test_gpu_id3_trees_equal_cpu_id3_trees():
+    # Multiway splits on up to 40 categories (many tiles of a node, codes without rows) beside numeric ones.
+    rng = np.random.default_rng(0)
+    n_samples = 200_000
+    codes = np.stack([rng.integers(0, k, n_samples) for k in (2, 3, 5, 12, 40)], axis=1).astype(np.float32)
+    X = np.column_stack([codes, rng.normal(size=(n_samples, 2)).astype(np.float32)])
+    X[rng.random(X.shape) < 0.02] = np.nan
+    y = (np.nan_to_num(X[:, 1]) + (np.nan_to_num(X[:, 3]) > 6) * np.nan_to_num(X[:, 4]) % 3 + (X[:, 5] > 0)) % 3
+    gpu, cpu = (
+        DecisionTreeClassifier(algorithm="id3", categorical_features=[0, 1, 2, 3, 4], max_depth=8, device=device)
+        .fit(X, y)
+        for device in ("cuda", "cpu")
+    )
+    assert gpu.device_ == "cuda" and (cpu.tree_.split_type == 2).any()
+    for name in TREE_ARRAYS + ("split_type",):
+        np.testing.assert_array_equal(getattr(gpu.tree_, name), getattr(cpu.tree_, name), err_msg=name)
+    np.testing.assert_array_equal(gpu.predict(X), cpu.predict(X))
+
+
 @pytest.mark.parametrize(
     "Forest, target", [
         (RandomForestClassifier, "class"), (ExtraTreesClassifier, "class"),
