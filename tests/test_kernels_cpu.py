@@ -12,7 +12,9 @@ import numpy as np
 import pytest
 
 from gpuforest import statistics
-from gpuforest.tree import COMPLETE_MAX_DEPTH, Tree, float32_at_most, pack_complete_forest, pack_node_info
+from gpuforest.tree import (
+    CATEGORY_WORDS, COMPLETE_MAX_DEPTH, Tree, float32_at_most, pack_complete_forest, pack_node_info,
+)
 from gpuforest.kernels import common
 from gpuforest.kernels.cpu import binning, chunks, histogram, leaf_values, partitioning, predict, prefetch, sampling, splitting
 
@@ -506,19 +508,22 @@ def run_split_kernels(rows, stats, totals, masks, min_samples_leaf, min_weight_l
             "missing_left": np.ones(n_nodes, dtype=bool),
             "left_totals": np.full((n_nodes, n_slots), 99, dtype=np.int64),
             "next_bin": np.full(n_nodes, 99, dtype=np.int32),
+            "categorical": np.ones(n_nodes, dtype=bool),
+            "category_bitset": np.full((n_nodes, CATEGORY_WORDS), 99, dtype=np.uint32),
         }
 
     common_args = (stats.criterion, stats.inv_scales, stats.regularization, min_samples_leaf, min_weight_leaf)
+    no_categorical = np.empty(0, dtype=np.int32)
     from_hist = outputs()
     splitting.find_best_splits_from_histograms(
-        hist, hist_rows, totals, masks, draws, rows["n_bins_non_missing"], rows["missing_bin"], *common_args,
-        *from_hist.values(),
+        hist, hist_rows, totals, masks, no_categorical, draws, rows["n_bins_non_missing"], rows["missing_bin"],
+        *common_args, *from_hist.values(),
     )
     from_rows = outputs()
     splitting.find_best_splits_from_rows(
         rows["X_binned"], rows["sample_indices"], rows["node_start"], rows["node_stop"], rows["node_tree"],
-        rows["sample_counts"], stats.row_slot, stats.row_stats, stats.stats_stride, totals, masks, draws,
-        rows["missing_bin"],
+        rows["sample_counts"], stats.row_slot, stats.row_stats, stats.stats_stride, totals, masks, no_categorical,
+        draws, rows["missing_bin"],
         *common_args, *from_rows.values(),
     )
     return from_hist, from_rows
@@ -812,6 +817,11 @@ def test_random_thresholds_stay_between_the_lowest_and_highest_bins():
 # --- partition ----------------------------------------------------------------------------------
 
 
+def all_numeric(n_nodes):
+    """``apply_splits``' ``(split_categorical, split_category_bitset)`` of numeric splits."""
+    return np.zeros(n_nodes, dtype=bool), np.zeros((n_nodes, CATEGORY_WORDS), dtype=np.uint32)
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_apply_splits_is_a_stable_partition(seed, chunking):
     rng = np.random.default_rng(300 + seed)
@@ -832,7 +842,7 @@ def test_apply_splits_is_a_stable_partition(seed, chunking):
     scratch = np.full_like(result, -1)
     partitioning.apply_splits(
         X_binned, result, scratch, node_start, node_stop, n_left, split_feature, split_bin, split_missing_left,
-        missing_bin,
+        missing_bin, *all_numeric(n_nodes),
     )
     np.testing.assert_array_equal(result, expected)
     assert not np.array_equal(result, sample_indices)  # something moved: the test is not vacuous
@@ -856,7 +866,7 @@ def test_apply_splits_of_scattered_rows(chunking):
     result = sample_indices.copy()
     partitioning.apply_splits(
         X_binned, result, np.empty_like(result), node_start, node_stop, n_left, split_feature, split_bin,
-        split_missing_left, missing_bin,
+        split_missing_left, missing_bin, *all_numeric(2),
     )
     np.testing.assert_array_equal(result, expected)
     assert not np.array_equal(result, sample_indices)

@@ -23,6 +23,7 @@ from gpuforest.kernels.common import NO_SPLIT
 from gpuforest.kernels.cpu import sampling as cpu_sampling
 from gpuforest.kernels.cpu import splitting as cpu_splitting
 from gpuforest.kernels.cuda import splitting as cuda_splitting
+from gpuforest.tree import CATEGORY_WORDS
 
 try:
     from .test_kernels_cpu import CRITERIA, make_statistics
@@ -31,7 +32,7 @@ except ImportError:
     from test_kernels_cpu import CRITERIA, make_statistics
     from test_kernels_cuda_histogram import cpu_histograms, cpu_totals, make_batch
 
-OUTPUTS = ("gain", "feature", "bin", "missing_left", "left_totals", "next_bin")
+OUTPUTS = ("gain", "feature", "bin", "missing_left", "left_totals", "next_bin", "categorical", "category_bitset")
 
 
 @pytest.fixture
@@ -58,34 +59,44 @@ def garbage_outputs(n_nodes, n_slots):
         "missing_left": np.ones(n_nodes, dtype=bool),
         "left_totals": np.full((n_nodes, n_slots), 99, dtype=np.int64),
         "next_bin": np.full(n_nodes, 99, dtype=np.int32),
+        "categorical": np.ones(n_nodes, dtype=bool),
+        "category_bitset": np.full((n_nodes, CATEGORY_WORDS), 99, dtype=np.uint32),
     }
 
 
-def run_both(module, batch, stats, totals, masks, min_samples_leaf, min_weight_leaf, hist, hist_rows, draws=None):
+def run_both(
+    module, batch, stats, totals, masks, min_samples_leaf, min_weight_leaf, hist, hist_rows, draws=None,
+    categorical_features=None,
+):
     """Both split paths of ``module`` (cpu or cuda); returns their outputs as two dicts.
 
     ``draws`` (n_nodes, n_features) asks for random thresholds; ``None``, for the best ones.
+    ``categorical_features``: the categorical features' indices (None: none).
     """
+    if categorical_features is None:
+        categorical_features = np.empty(0, dtype=np.int32)
     common_args = (stats.criterion, stats.inv_scales, stats.regularization, min_samples_leaf, min_weight_leaf)
     n_nodes = totals.shape[0]
     if draws is None:
         draws = np.empty((0, masks.shape[1]))
     from_hist = garbage_outputs(n_nodes, stats.n_slots)
     module.find_best_splits_from_histograms(
-        hist, hist_rows, totals, masks, draws, batch["n_bins_non_missing"], batch["missing_bin"], *common_args,
-        *from_hist.values(),
+        hist, hist_rows, totals, masks, categorical_features, draws, batch["n_bins_non_missing"],
+        batch["missing_bin"], *common_args, *from_hist.values(),
     )
     from_rows = garbage_outputs(n_nodes, stats.n_slots)
     module.find_best_splits_from_rows(
         batch["X_binned"], batch["sample_indices"], batch["node_start"], batch["node_stop"], batch["node_tree"],
-        batch["sample_counts"], stats.row_slot, stats.row_stats, stats.stats_stride, totals, masks, draws,
-        batch["missing_bin"],
+        batch["sample_counts"], stats.row_slot, stats.row_stats, stats.stats_stride, totals, masks,
+        categorical_features, draws, batch["missing_bin"],
         *common_args, *from_rows.values(),
     )
     return from_hist, from_rows
 
 
-def assert_cuda_matches_cpu(batch, stats, masks, min_samples_leaf, min_weight_leaf, rng, draws=None):
+def assert_cuda_matches_cpu(
+    batch, stats, masks, min_samples_leaf, min_weight_leaf, rng, draws=None, categorical_features=None
+):
     """CUDA == CPU for both paths, bit for bit; returns the CPU's histogram-path result."""
     totals = cpu_totals(batch, stats)
     node_hist = cpu_histograms(batch, stats)
@@ -94,7 +105,7 @@ def assert_cuda_matches_cpu(batch, stats, masks, min_samples_leaf, min_weight_le
     hist = rng.integers(-(10**6), 10**6, (n_nodes + 2,) + node_hist.shape[1:])
     hist_rows = rng.permutation(n_nodes + 2)[:n_nodes].astype(np.int64)
     hist[hist_rows] = node_hist
-    args = (batch, stats, totals, masks, min_samples_leaf, min_weight_leaf, hist, hist_rows, draws)
+    args = (batch, stats, totals, masks, min_samples_leaf, min_weight_leaf, hist, hist_rows, draws, categorical_features)
     expected_hist, expected_rows = run_both(cpu_splitting, *args)
     got_hist, got_rows = run_both(cuda_splitting, *args)
     for name in OUTPUTS:

@@ -9,7 +9,8 @@ partition do):
 1. ``histogram.chunk_table``: one block turns the nodes' row counts into
    ``offsets``, the prefix sum of their tiles (block ``b`` takes tile ``b``; its
    node by a binary search in ``offsets``).
-2. ``count_left``: each block counts its tile's left rows (``common.goes_left``).
+2. ``count_left``: each block counts its tile's left rows (``common.goes_left``, or
+   ``common.category_goes_left`` at a categorical split).
 3. ``scatter``: each block adds up the left counts of its node's earlier tiles,
    then walks its tile in chunks of a row per thread: a block-wide
    scan of the flags gives each row its place among the node's left rows, and
@@ -25,7 +26,7 @@ import functools
 import numba
 from numba import cuda, types
 
-from ..common import goes_left
+from ..common import category_goes_left, goes_left
 from . import jit_kernel
 from .histogram import BLOCK_SIZES, _node_of_chunk, array_namespace, block_threads, chunk_table, inclusive_scan
 
@@ -40,13 +41,21 @@ def _tile_rows(offsets, tile_rows, node_start, node_stop, tile):
     return node, first, min(first + tile_rows[0], node_stop[node])
 
 
+@cuda.jit(device=True)
+def _row_goes_left(bin_idx, threshold_bin, missing_left, missing_bin, categorical, left_categories):
+    """Whether a row with ``bin_idx`` goes left: by its category's bit at a categorical split, else by ``bin``."""
+    if categorical:
+        return category_goes_left(bin_idx, left_categories, missing_left, missing_bin)
+    return goes_left(bin_idx, threshold_bin, missing_left, missing_bin)
+
+
 @functools.lru_cache(maxsize=None)
 def _partition_kernels(threads):
     """``(count_left, scatter, copy_back)``, each ``(python_function, kernel)``, for blocks of ``threads``."""
 
     def count_left_kernel(
         X_binned, sample_indices, node_start, node_stop, split_feature, split_bin, split_missing_left,
-        missing_bin, offsets, tile_rows, tile_left,
+        missing_bin, split_categorical, split_category_bitset, offsets, tile_rows, tile_left,
     ):
         tile = cuda.blockIdx.x
         if tile >= offsets[node_start.shape[0]]:
@@ -55,13 +64,15 @@ def _partition_kernels(threads):
         feature_idx = split_feature[node]
         threshold_bin = split_bin[node]
         missing_left = split_missing_left[node]
+        categorical = split_categorical[node]
+        left_categories = split_category_bitset[node]
         n_left = 0
         for chunk_start in range(first, last, threads):  # the same trips for every thread
             position = chunk_start + cuda.threadIdx.x
             left = 0
             if position < last:
                 bin_idx = X_binned[sample_indices[position], feature_idx]
-                if goes_left(bin_idx, threshold_bin, missing_left, missing_bin):
+                if _row_goes_left(bin_idx, threshold_bin, missing_left, missing_bin, categorical, left_categories):
                     left = 1
             n_left += cuda.syncthreads_count(left)
         if cuda.threadIdx.x == 0:
@@ -69,7 +80,7 @@ def _partition_kernels(threads):
 
     def scatter_kernel(
         X_binned, sample_indices, scratch, node_start, node_stop, n_left, split_feature, split_bin,
-        split_missing_left, missing_bin, offsets, tile_rows, tile_left,
+        split_missing_left, missing_bin, split_categorical, split_category_bitset, offsets, tile_rows, tile_left,
     ):
         scan = cuda.shared.array(threads, numba.int32)
         tid = cuda.threadIdx.x
@@ -88,13 +99,16 @@ def _partition_kernels(threads):
         feature_idx = split_feature[node]
         threshold_bin = split_bin[node]
         missing_left = split_missing_left[node]
+        categorical = split_categorical[node]
+        left_categories = split_category_bitset[node]
         for chunk_start in range(first, last, threads):
             position = chunk_start + tid
             row = 0
             left = 0
             if position < last:
                 row = sample_indices[position]
-                if goes_left(X_binned[row, feature_idx], threshold_bin, missing_left, missing_bin):
+                bin_idx = X_binned[row, feature_idx]
+                if _row_goes_left(bin_idx, threshold_bin, missing_left, missing_bin, categorical, left_categories):
                     left = 1
             left_before = n_left_before + inclusive_scan(scan, tid, left, threads) - left
             if position < last:
@@ -118,7 +132,7 @@ def _partition_kernels(threads):
 
 def apply_splits(
     X_binned, sample_indices, scratch, node_start, node_stop, n_left, split_feature, split_bin,
-    split_missing_left, missing_bin,
+    split_missing_left, missing_bin, split_categorical, split_category_bitset,
 ):
     """Partition ``sample_indices[node_start:node_stop]`` of every split node (see ``kernels.cpu``).
 
@@ -135,7 +149,7 @@ def apply_splits(
     threads = block_threads(-(-n_entries // (n_nodes * ROWS_PER_THREAD)))
     n_blocks, offsets, tile_rows = chunk_table(node_start, node_stop, n_entries, ROWS_PER_THREAD * threads)
     tile_left = array_namespace(node_start).empty(n_blocks, dtype=sample_indices.dtype)
-    split = (split_feature, split_bin, split_missing_left, missing_bin)
+    split = (split_feature, split_bin, split_missing_left, missing_bin, split_categorical, split_category_bitset)
     count_left, scatter, copy_back = (kernel for _, kernel in _partition_kernels(threads))
     count_left[n_blocks, threads](
         X_binned, sample_indices, node_start, node_stop, *split, offsets, tile_rows, tile_left
@@ -151,7 +165,10 @@ def ptx_specializations():
     int64_1d = types.Array(types.int64, 1, "C")
     int32_1d = types.Array(types.int32, 1, "C")
     X_binned = types.Array(types.uint8, 2, "F")
-    split = (int32_1d, int32_1d, types.Array(types.boolean, 1, "C"), types.int64)
+    split = (
+        int32_1d, int32_1d, types.Array(types.boolean, 1, "C"), types.int64, types.Array(types.boolean, 1, "C"),
+        types.Array(types.uint32, 2, "C"),
+    )
     argument_types = (
         (X_binned, int32_1d, int64_1d, int64_1d, *split, int64_1d, int64_1d, int32_1d),
         (X_binned, int32_1d, int32_1d, int64_1d, int64_1d, int64_1d, *split, int64_1d, int64_1d, int32_1d),

@@ -52,8 +52,9 @@ import math
 from numba import cuda, types
 
 from ..common import (
-    NO_SPLIT, accumulate_row, finish_split_from_histogram, parent_cost, pick_best_feature, random_threshold_bin,
-    record_best_feature, resolve_missing_left, scan_threshold,
+    NO_SPLIT, accumulate_row, category_bitset, category_order_key, category_position, finish_category_split,
+    finish_split_from_histogram, has_category, parent_cost, pick_best_feature, random_threshold_bin,
+    record_best_feature, resolve_missing_left, scan_threshold, searches_all_subsets,
 )
 from . import jit_kernel
 from .histogram import array_namespace
@@ -86,12 +87,14 @@ def work_in_shared(n_threads, n_slots):
     return n_threads * n_slots * 8 <= WORK_SHARED_BYTES
 
 
-def _split_scratch(xp, n_nodes, n_features):
-    """Best (gain, bin, missing_left) per (node, feature), as on the CPU."""
+def _split_scratch(xp, n_nodes, n_features, n_categorical, n_words):
+    """Best (gain, bin, missing_left) per (node, feature), and the chosen and occupied categories per
+    (node, categorical feature), as on the CPU."""
     return (
         xp.empty((n_nodes, n_features), dtype=xp.float64),
         xp.empty((n_nodes, n_features), dtype=xp.int32),
         xp.empty((n_nodes, n_features), dtype=xp.bool_),
+        xp.empty((n_nodes, n_categorical, 2, n_words), dtype=xp.uint32),
     )
 
 
@@ -179,21 +182,143 @@ def _write_best(best_gain, best_order, node, feature_idx, gains, bins, missing_l
         missing_left[node, feature_idx] = (order & 1) == 1
 
 
+@functools.lru_cache(maxsize=None)
+def _category_helpers(n_threads, n_slots, n_words):
+    """Device functions of a phase-1 block on a categorical feature: the candidates' gains, and the
+    chosen and occupied categories of the best one."""
+    count_slot = n_slots - 1
+    prefix_sums, _, _ = _block_helpers(n_threads, n_slots)
+
+    @cuda.jit(device=True)
+    def category_candidates(
+        work, own, occupied, missing, parent, draw, criterion, inv_scales, regularization, min_samples_leaf,
+        min_weight_leaf, neighbour, left_with_missing, keys, bits,
+    ):
+        """``(gain, order, rank, all_subsets)`` of thread ``tid``'s candidates; the whole block calls it.
+
+        Thread ``tid`` holds category ``tid``: its histogram row ``own``
+        (local, already read: ``work`` is overwritten), ``occupied`` when it
+        has rows. Each occupied category's rank in the order of the CPU's
+        ``_order_categories`` (its key, then its code; by code alone when every
+        subset is tried) is the count of those before it, and its row goes to
+        ``work[rank]``: then as in the numeric scan, thread ``k - 1`` judges the
+        first ``k`` categories (prefix sums), or, trying every subset, each
+        thread the subsets ``2 (tid + j n_threads) + 1`` (odd bit masks over
+        the ranks) in turn, as the CPU does in increasing order. ``bits``: a
+        shared (2, n_words) uint32 array; its row 1 gets the occupied categories.
+        """
+        tid = cuda.threadIdx.x
+        if tid < n_words:
+            bits[0, tid] = 0
+            bits[1, tid] = 0
+        n_stat_slots = parent.shape[0] - 1
+        n_categories = cuda.syncthreads_count(occupied)
+        all_subsets = searches_all_subsets(criterion, n_stat_slots, n_categories, draw)
+        key = math.nan
+        if occupied:
+            if all_subsets:
+                key = float(tid)
+            else:
+                key = category_order_key(criterion, own, parent, n_stat_slots, inv_scales, regularization)
+            cuda.atomic.or_(bits, (1, tid >> 5), types.uint32(1 << (tid & 31)))
+        keys[tid] = key
+        cuda.syncthreads()
+        rank = 0
+        if occupied:
+            # A NaN key (no category) compares False: never counted.
+            for other in range(n_threads):
+                other_key = keys[other]
+                if other_key < key or (other_key == key and other < tid):
+                    rank += 1
+            for slot in range(n_slots):
+                work[rank, slot] = own[slot]
+        if tid >= n_categories:
+            for slot in range(n_slots):
+                work[tid, slot] = 0
+        cuda.syncthreads()
+        cost = parent_cost(criterion, parent, n_stat_slots, inv_scales, regularization)
+        has_missing = missing[count_slot] > 0
+        gain, candidate, candidate_missing_left = -math.inf, NO_SPLIT, False
+        if all_subsets:
+            for subset in range(2 * tid + 1, 1 << n_categories, 2 * n_threads):
+                for slot in range(n_slots):
+                    neighbour[slot] = 0
+                for position in range(n_categories):
+                    if (subset >> position) & 1:
+                        for slot in range(n_slots):
+                            neighbour[slot] += work[position, slot]
+                gain, candidate, candidate_missing_left = scan_threshold(
+                    subset, parent, cost, neighbour, missing, left_with_missing, has_missing, gain, candidate,
+                    candidate_missing_left, criterion, n_stat_slots, inv_scales, regularization, min_samples_leaf,
+                    min_weight_leaf,
+                )
+        else:
+            prefix_sums(work, tid, neighbour)
+            first, last = 1, n_categories
+            if draw >= 0.0:
+                first = last = random_threshold_bin(1, n_categories, draw) if n_categories >= 2 else 0
+            if first <= tid + 1 <= last:
+                gain, candidate, candidate_missing_left = scan_threshold(
+                    tid + 1, parent, cost, work[tid], missing, left_with_missing, has_missing, gain, candidate,
+                    candidate_missing_left, criterion, n_stat_slots, inv_scales, regularization, min_samples_leaf,
+                    min_weight_leaf,
+                )
+        order = NO_ORDER
+        if candidate != NO_SPLIT:
+            order = 2 * candidate + (1 if candidate_missing_left else 0)
+        return gain, order, rank, all_subsets
+
+    @cuda.jit(device=True)
+    def record_category_bits(bits, best_order, occupied, rank, all_subsets, out_bits):
+        """After ``best_candidate``: the chosen categories into ``bits[0]``, then both rows of ``bits``
+        to ``out_bits`` (2, n_words); the whole block calls it."""
+        tid = cuda.threadIdx.x
+        chosen = best_order[0]
+        if occupied and chosen != NO_ORDER:
+            candidate = chosen >> 1
+            in_left = ((candidate >> rank) & 1) == 1 if all_subsets else rank < candidate
+            if in_left:
+                cuda.atomic.or_(bits, (0, tid >> 5), types.uint32(1 << (tid & 31)))
+        cuda.syncthreads()
+        if tid < n_words:
+            out_bits[0, tid] = bits[0, tid]
+            out_bits[1, tid] = bits[1, tid]
+
+    return category_candidates, record_category_bits
+
+
+@cuda.jit(device=True)
+def _task_feature(task, n_features, categorical_features, category_words):
+    """``(node, feature_idx, categorical_idx)`` of a phase-1 task: over every feature, or, when
+    ``category_words`` (a categorical scan), over the categorical ones (``categorical_idx``: the
+    position in ``categorical_features``, -1 for a numeric feature)."""
+    if category_words:
+        n_categorical = categorical_features.shape[0]
+        node = task // n_categorical
+        categorical_idx = task - node * n_categorical
+        return node, categorical_features[categorical_idx], categorical_idx
+    node = task // n_features
+    feature_idx = task - node * n_features
+    return node, feature_idx, category_position(categorical_features, feature_idx)
+
+
 # --- from histograms -------------------------------------------------------------------
 
 
 @functools.lru_cache(maxsize=None)
-def _scan_histograms_kernel(n_threads, n_slots):
-    """Phase 1 of the histogram path for ``n_bins <= n_threads``."""
+def _scan_histograms_kernel(n_threads, n_slots, category_words=0):
+    """Phase 1 of the histogram path for ``n_bins <= n_threads``: over the numeric features, or, with
+    ``category_words`` (the bitsets' words), over the categorical ones."""
     use_shared = work_in_shared(n_threads, n_slots)
     work_shape = (n_threads, n_slots) if use_shared else (1, 1)
     count_slot = n_slots - 1
     prefix_sums, random_candidate, best_candidate = _block_helpers(n_threads, n_slots)
+    category_candidates, record_category_bits = _category_helpers(n_threads, n_slots, max(category_words, 1))
 
     def scan_histograms_kernel(
-        hist, hist_rows, totals, feature_mask, threshold_draws, n_bins_non_missing, missing_bin, criterion,
-        inv_scales, regularization, min_samples_leaf, min_weight_leaf, gains, bins, missing_left, scratch,
-        first_task,
+        hist, hist_rows, totals, feature_mask, categorical_features, threshold_draws, n_bins_non_missing,
+        missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, gains, bins,
+        missing_left, category_bits, scratch, first_task,
     ):
         shared_work = cuda.shared.array(work_shape, types.int64)
         random_bounds = cuda.shared.array(2, types.int32)
@@ -204,9 +329,9 @@ def _scan_histograms_kernel(n_threads, n_slots):
         tid = cuda.threadIdx.x
         n_features = hist.shape[1]
         task = first_task + cuda.blockIdx.x
-        node = task // n_features
-        feature_idx = task - node * n_features
-        if not feature_mask[node, feature_idx]:  # the same branch for the whole block
+        node, feature_idx, categorical_idx = _task_feature(task, n_features, categorical_features, category_words)
+        # The same branch for the whole block; the categorical features have a launch of their own.
+        if not feature_mask[node, feature_idx] or (categorical_idx >= 0 and not category_words):
             if tid == 0:
                 gains[node, feature_idx] = -math.inf
                 bins[node, feature_idx] = NO_SPLIT
@@ -221,34 +346,52 @@ def _scan_histograms_kernel(n_threads, n_slots):
         # (an empty bin repeats the previous candidate, which won any tie); as on the
         # CPU, only candidate bins add to the left sums.
         candidate = tid < n_bins_non_missing[feature_idx] and feature_hist[tid, count_slot] != 0
-        for slot in range(n_slots):
-            work[tid, slot] = feature_hist[tid, slot] if candidate else 0
-        cuda.syncthreads()
-        prefix_sums(work, tid, neighbour)
-        if threshold_draws.shape[0] > 0:
-            # Non-candidate bins hold zeros: the last prefix sum counts the candidates' rows.
-            # (threshold_draws is flat here, indexed by task: see the module docstring.)
-            candidate = random_candidate(work, tid, candidate, n_threads - 1, threshold_draws[task], random_bounds)
-        gain = -math.inf
-        order = NO_ORDER
-        if candidate:
-            parent = totals[node]
-            missing = feature_hist[missing_bin]
-            # n_slots - 1, read from an argument: a loop bound known only at run time keeps
-            # the math's loops over the slots rolled (56 registers, not 72 to 128, at 11+ slots).
-            n_stat_slots = parent.shape[0] - 1
-            cost = parent_cost(criterion, parent, n_stat_slots, inv_scales, regularization)
-            gain, best_bin, best_missing_left = scan_threshold(
-                tid, parent, cost, work[tid], missing, left_with_missing, missing[count_slot] > 0,
-                -math.inf, NO_SPLIT, False, criterion, n_stat_slots, inv_scales, regularization,
-                min_samples_leaf, min_weight_leaf[node],
+        if category_words:
+            keys = cuda.shared.array(n_threads, types.float64)
+            bits = cuda.shared.array((2, max(category_words, 1)), types.uint32)
+            own = cuda.local.array(n_slots, types.int64)
+            for slot in range(n_slots):
+                own[slot] = feature_hist[tid, slot] if candidate else 0
+            draw = threshold_draws[node * n_features + feature_idx] if threshold_draws.shape[0] > 0 else -1.0
+            gain, order, rank, all_subsets = category_candidates(
+                work, own, candidate, feature_hist[missing_bin], totals[node], draw, criterion, inv_scales,
+                regularization, min_samples_leaf, min_weight_leaf[node], neighbour, left_with_missing, keys, bits,
             )
-            if best_bin != NO_SPLIT:
-                order = 2 * best_bin + (1 if best_missing_left else 0)
+        else:
+            for slot in range(n_slots):
+                work[tid, slot] = feature_hist[tid, slot] if candidate else 0
+            cuda.syncthreads()
+            prefix_sums(work, tid, neighbour)
+            if threshold_draws.shape[0] > 0:
+                # Non-candidate bins hold zeros: the last prefix sum counts the candidates' rows.
+                # (threshold_draws is flat here, indexed by task: see the module docstring.)
+                candidate = random_candidate(
+                    work, tid, candidate, n_threads - 1, threshold_draws[task], random_bounds
+                )
+            gain = -math.inf
+            order = NO_ORDER
+            if candidate:
+                parent = totals[node]
+                missing = feature_hist[missing_bin]
+                # n_slots - 1, read from an argument: a loop bound known only at run time keeps
+                # the math's loops over the slots rolled (56 registers, not 72 to 128, at 11+ slots).
+                n_stat_slots = parent.shape[0] - 1
+                cost = parent_cost(criterion, parent, n_stat_slots, inv_scales, regularization)
+                gain, best_bin, best_missing_left = scan_threshold(
+                    tid, parent, cost, work[tid], missing, left_with_missing, missing[count_slot] > 0,
+                    -math.inf, NO_SPLIT, False, criterion, n_stat_slots, inv_scales, regularization,
+                    min_samples_leaf, min_weight_leaf[node],
+                )
+                if best_bin != NO_SPLIT:
+                    order = 2 * best_bin + (1 if best_missing_left else 0)
         best_gain[tid] = gain
         best_order[tid] = order
         cuda.syncthreads()
         best_candidate(best_gain, best_order, tid)
+        if category_words:
+            record_category_bits(
+                bits, best_order, candidate, rank, all_subsets, category_bits[node, categorical_idx]
+            )
         if tid == 0:
             _write_best(best_gain, best_order, node, feature_idx, gains, bins, missing_left)
 
@@ -256,52 +399,75 @@ def _scan_histograms_kernel(n_threads, n_slots):
 
 
 def _pick_from_histograms_kernel(
-    hist, hist_rows, totals, n_bins_non_missing, missing_bin, gains, bins, missing_left, out_gain, out_feature,
-    out_bin, out_missing_left, out_left_totals, out_next_bin,
+    hist, hist_rows, totals, categorical_features, n_bins_non_missing, missing_bin, gains, bins, missing_left,
+    category_bits, out_gain, out_feature, out_bin, out_missing_left, out_left_totals, out_next_bin, out_categorical,
+    out_category_bitset,
 ):
     for node in range(cuda.grid(1), hist_rows.shape[0], cuda.gridsize(1)):
-        best_feature = record_best_feature(
-            gains, bins, node, out_gain, out_feature, out_bin, out_missing_left, out_left_totals, out_next_bin
+        best_feature, categorical_idx = record_best_feature(
+            gains, bins, node, categorical_features, out_gain, out_feature, out_bin, out_missing_left,
+            out_left_totals, out_next_bin, out_categorical, out_category_bitset,
         )
         if best_feature == NO_SPLIT:
             continue
-        out_missing_left[node], out_next_bin[node] = finish_split_from_histogram(
-            hist[hist_rows[node], best_feature], out_bin[node], n_bins_non_missing[best_feature], missing_bin,
-            missing_left[node, best_feature], totals[node], out_left_totals[node],
-        )
+        feature_hist = hist[hist_rows[node], best_feature]
+        if categorical_idx >= 0:
+            out_missing_left[node] = finish_category_split(
+                feature_hist, category_bits[node, categorical_idx], n_bins_non_missing[best_feature], missing_bin,
+                missing_left[node, best_feature], totals[node], out_left_totals[node], out_category_bitset[node],
+            )
+        else:
+            out_missing_left[node], out_next_bin[node] = finish_split_from_histogram(
+                feature_hist, out_bin[node], n_bins_non_missing[best_feature], missing_bin,
+                missing_left[node, best_feature], totals[node], out_left_totals[node],
+            )
 
 
 _pick_from_histograms = jit_kernel(_pick_from_histograms_kernel)
 
 
+def _launch_phase1_kernels(factory, n_nodes, n_features, n_categorical, n_words, n_threads, n_slots, xp, args):
+    """Phase 1 of both paths: the numeric features' blocks, then the categorical ones' (``factory``:
+    ``_scan_histograms_kernel`` or ``_scan_rows_kernel``)."""
+    if n_features > 0:
+        _launch_phase1(factory(n_threads, n_slots)[1], n_nodes * n_features, n_threads, n_slots, xp, args)
+    if n_categorical > 0:
+        _launch_phase1(
+            factory(n_threads, n_slots, n_words)[1], n_nodes * n_categorical, n_threads, n_slots, xp, args
+        )
+
+
 def find_best_splits_from_histograms(
-    hist, hist_rows, totals, feature_mask, threshold_draws, n_bins_non_missing, missing_bin, criterion, inv_scales,
-    regularization, min_samples_leaf, min_weight_leaf, out_gain, out_feature, out_bin, out_missing_left,
-    out_left_totals, out_next_bin,
+    hist, hist_rows, totals, feature_mask, categorical_features, threshold_draws, n_bins_non_missing, missing_bin,
+    criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, out_gain, out_feature, out_bin,
+    out_missing_left, out_left_totals, out_next_bin, out_categorical, out_category_bitset,
 ):
     """Best split of every node from its histogram ``hist[hist_rows[node]]`` (see ``kernels.cpu``).
 
     Launch: one block of ``scan_threads(n_bins)`` threads per (node, feature)
-    (several launches only when the work histograms go to global scratch), then
-    ``ceil(n_nodes / PICK_THREADS)`` blocks of ``PICK_THREADS`` threads, one per
-    node (grid-stride beyond ``MAX_BLOCKS`` blocks).
+    (several launches only when the work histograms go to global scratch; the
+    blocks of categorical features return at once), as many per (node,
+    categorical feature) when there are any, then ``ceil(n_nodes /
+    PICK_THREADS)`` blocks of ``PICK_THREADS`` threads, one per node
+    (grid-stride beyond ``MAX_BLOCKS`` blocks).
     """
     n_nodes = hist_rows.shape[0]
     if n_nodes == 0:
         return
     n_features, n_bins, n_slots = hist.shape[1], hist.shape[2], hist.shape[3]
+    n_categorical, n_words = categorical_features.shape[0], out_category_bitset.shape[1]
     xp = array_namespace(totals)
-    gains, bins, missing_left = _split_scratch(xp, n_nodes, n_features)
-    n_threads = scan_threads(n_bins)
-    if n_features > 0:
-        _launch_phase1(
-            _scan_histograms_kernel(n_threads, n_slots)[1], n_nodes * n_features, n_threads, n_slots, xp,
-            (hist, hist_rows, totals, feature_mask, threshold_draws.reshape(-1), n_bins_non_missing, missing_bin,
-             criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, gains, bins, missing_left),
-        )
+    gains, bins, missing_left, category_bits = _split_scratch(xp, n_nodes, n_features, n_categorical, n_words)
+    _launch_phase1_kernels(
+        _scan_histograms_kernel, n_nodes, n_features, n_categorical, n_words, scan_threads(n_bins), n_slots, xp,
+        (hist, hist_rows, totals, feature_mask, categorical_features, threshold_draws.reshape(-1), n_bins_non_missing,
+         missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, gains, bins,
+         missing_left, category_bits),
+    )
     _pick_from_histograms[max(1, min(-(-n_nodes // PICK_THREADS), MAX_BLOCKS)), PICK_THREADS](
-        hist, hist_rows, totals, n_bins_non_missing, missing_bin, gains, bins, missing_left, out_gain, out_feature,
-        out_bin, out_missing_left, out_left_totals, out_next_bin,
+        hist, hist_rows, totals, categorical_features, n_bins_non_missing, missing_bin, gains, bins, missing_left,
+        category_bits, out_gain, out_feature, out_bin, out_missing_left, out_left_totals, out_next_bin,
+        out_categorical, out_category_bitset,
     )
 
 
@@ -309,17 +475,20 @@ def find_best_splits_from_histograms(
 
 
 @functools.lru_cache(maxsize=None)
-def _scan_rows_kernel(n_threads, n_slots):
-    """Phase 1 of the row path for ``missing_bin < n_threads``."""
+def _scan_rows_kernel(n_threads, n_slots, category_words=0):
+    """Phase 1 of the row path for ``missing_bin < n_threads``; ``category_words`` as in
+    ``_scan_histograms_kernel``."""
     use_shared = work_in_shared(n_threads, n_slots)
     work_shape = (n_threads, n_slots) if use_shared else (1, 1)
     count_slot = n_slots - 1
     prefix_sums, random_candidate, best_candidate = _block_helpers(n_threads, n_slots)
+    category_candidates, record_category_bits = _category_helpers(n_threads, n_slots, max(category_words, 1))
 
     def scan_rows_kernel(
         X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride,
-        totals, feature_mask, threshold_draws, missing_bin, criterion, inv_scales, regularization, min_samples_leaf,
-        min_weight_leaf, gains, bins, missing_left, scratch, first_task,
+        totals, feature_mask, categorical_features, threshold_draws, missing_bin, criterion, inv_scales,
+        regularization, min_samples_leaf, min_weight_leaf, gains, bins, missing_left, category_bits, scratch,
+        first_task,
     ):
         shared_work = cuda.shared.array(work_shape, types.int64)
         random_bounds = cuda.shared.array(2, types.int32)
@@ -331,9 +500,9 @@ def _scan_rows_kernel(n_threads, n_slots):
         tid = cuda.threadIdx.x
         n_features = X_binned.shape[1]
         task = first_task + cuda.blockIdx.x
-        node = task // n_features
-        feature_idx = task - node * n_features
-        if not feature_mask[node, feature_idx]:  # the same branch for the whole block
+        node, feature_idx, categorical_idx = _task_feature(task, n_features, categorical_features, category_words)
+        # The same branch for the whole block; the categorical features have a launch of their own.
+        if not feature_mask[node, feature_idx] or (categorical_idx >= 0 and not category_words):
             if tid == 0:
                 gains[node, feature_idx] = -math.inf
                 bins[node, feature_idx] = NO_SPLIT
@@ -363,34 +532,52 @@ def _scan_rows_kernel(n_threads, n_slots):
         cuda.syncthreads()
         # The candidates are the occupied bins below the missing bin, whose prefix sums
         # never include it; the missing sums are kept apart. (Only reads here: the
-        # prefix sums write after their first barrier.)
+        # prefix sums, and the categorical scan, write after their first barrier.)
         for slot in range(tid, n_slots, n_threads):
             missing[slot] = work[missing_bin, slot]
         candidate = tid < missing_bin and work[tid, count_slot] != 0
-        prefix_sums(work, tid, neighbour)
-        if threshold_draws.shape[0] > 0:
-            # The missing bin's rows come after missing_bin - 1 in the prefix sums.
-            # (threshold_draws is flat here, indexed by task: see the module docstring.)
-            candidate = random_candidate(work, tid, candidate, missing_bin - 1, threshold_draws[task], random_bounds)
-        gain = -math.inf
-        order = NO_ORDER
-        if candidate:
-            parent = totals[node]
-            # n_slots - 1, read from an argument: a loop bound known only at run time keeps
-            # the math's loops over the slots rolled (56 registers, not 72 to 128, at 11+ slots).
-            n_stat_slots = parent.shape[0] - 1
-            cost = parent_cost(criterion, parent, n_stat_slots, inv_scales, regularization)
-            gain, best_bin, best_missing_left = scan_threshold(
-                tid, parent, cost, work[tid], missing, left_with_missing, missing[count_slot] > 0,
-                -math.inf, NO_SPLIT, False, criterion, n_stat_slots, inv_scales, regularization,
-                min_samples_leaf, min_weight_leaf[node],
+        if category_words:
+            keys = cuda.shared.array(n_threads, types.float64)
+            bits = cuda.shared.array((2, max(category_words, 1)), types.uint32)
+            own = cuda.local.array(n_slots, types.int64)
+            for slot in range(n_slots):
+                own[slot] = work[tid, slot]
+            draw = threshold_draws[node * n_features + feature_idx] if threshold_draws.shape[0] > 0 else -1.0
+            gain, order, rank, all_subsets = category_candidates(
+                work, own, candidate, missing, totals[node], draw, criterion, inv_scales, regularization,
+                min_samples_leaf, min_weight_leaf[node], neighbour, left_with_missing, keys, bits,
             )
-            if best_bin != NO_SPLIT:
-                order = 2 * best_bin + (1 if best_missing_left else 0)
+        else:
+            prefix_sums(work, tid, neighbour)
+            if threshold_draws.shape[0] > 0:
+                # The missing bin's rows come after missing_bin - 1 in the prefix sums.
+                # (threshold_draws is flat here, indexed by task: see the module docstring.)
+                candidate = random_candidate(
+                    work, tid, candidate, missing_bin - 1, threshold_draws[task], random_bounds
+                )
+            gain = -math.inf
+            order = NO_ORDER
+            if candidate:
+                parent = totals[node]
+                # n_slots - 1, read from an argument: a loop bound known only at run time keeps
+                # the math's loops over the slots rolled (56 registers, not 72 to 128, at 11+ slots).
+                n_stat_slots = parent.shape[0] - 1
+                cost = parent_cost(criterion, parent, n_stat_slots, inv_scales, regularization)
+                gain, best_bin, best_missing_left = scan_threshold(
+                    tid, parent, cost, work[tid], missing, left_with_missing, missing[count_slot] > 0,
+                    -math.inf, NO_SPLIT, False, criterion, n_stat_slots, inv_scales, regularization,
+                    min_samples_leaf, min_weight_leaf[node],
+                )
+                if best_bin != NO_SPLIT:
+                    order = 2 * best_bin + (1 if best_missing_left else 0)
         best_gain[tid] = gain
         best_order[tid] = order
         cuda.syncthreads()
         best_candidate(best_gain, best_order, tid)
+        if category_words:
+            record_category_bits(
+                bits, best_order, candidate, rank, all_subsets, category_bits[node, categorical_idx]
+            )
         if tid == 0:
             _write_best(best_gain, best_order, node, feature_idx, gains, bins, missing_left)
 
@@ -403,8 +590,8 @@ def _finish_rows_kernel(n_slots, threads):
 
     def finish_rows_kernel(
         X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride,
-        totals, missing_bin, gains, bins, missing_left, out_gain, out_feature, out_bin, out_missing_left,
-        out_left_totals, out_next_bin,
+        totals, categorical_features, missing_bin, gains, bins, missing_left, category_bits, out_gain, out_feature,
+        out_bin, out_missing_left, out_left_totals, out_next_bin, out_categorical, out_category_bitset,
     ):
         block_left = cuda.shared.array(n_slots, types.int64)
         block_missing = cuda.shared.array(n_slots, types.int64)
@@ -415,6 +602,7 @@ def _finish_rows_kernel(n_slots, threads):
         for node in range(cuda.blockIdx.x, node_start.shape[0], cuda.gridDim.x):
             # Every thread gets the same answer; no need to share it.
             best_feature, best_gain = pick_best_feature(gains, bins, node)
+            categorical_idx = -1 if best_feature == NO_SPLIT else category_position(categorical_features, best_feature)
             if tid < n_slots:
                 block_left[tid] = 0
                 block_missing[tid] = 0
@@ -434,9 +622,14 @@ def _finish_rows_kernel(n_slots, threads):
                     bin_idx = X_binned[row, best_feature]
                     if bin_idx == missing_bin:
                         accumulate_row(own_missing, stats_base + row, counts[row], row_slot, row_stats)
-                    elif bin_idx <= best_bin:
-                        accumulate_row(own_left, stats_base + row, counts[row], row_slot, row_stats)
+                        continue
+                    if categorical_idx >= 0:
+                        left = has_category(category_bits[node, categorical_idx, 0], bin_idx)
                     else:
+                        left = bin_idx <= best_bin
+                    if left:
+                        accumulate_row(own_left, stats_base + row, counts[row], row_slot, row_stats)
+                    elif categorical_idx < 0:
                         own_next_bin = min(own_next_bin, bin_idx)
                 for slot in range(n_slots):
                     if own_left[slot] != 0:
@@ -450,13 +643,16 @@ def _finish_rows_kernel(n_slots, threads):
                 out_feature[node] = best_feature
                 out_gain[node] = best_gain
                 out_next_bin[node] = NO_SPLIT
+                out_categorical[node] = categorical_idx >= 0
+                for word in range(out_category_bitset.shape[1]):
+                    out_category_bitset[node, word] = 0
                 if best_feature == NO_SPLIT:
                     for slot in range(n_slots):
                         out_left_totals[node, slot] = 0
                     out_bin[node] = NO_SPLIT
                     out_missing_left[node] = False
                 else:
-                    out_bin[node] = bins[node, best_feature]
+                    out_bin[node] = NO_SPLIT if categorical_idx >= 0 else bins[node, best_feature]
                     for slot in range(n_slots):
                         out_left_totals[node, slot] = block_left[slot]
                     if block_next_bin[0] != missing_bin:
@@ -464,6 +660,10 @@ def _finish_rows_kernel(n_slots, threads):
                     out_missing_left[node] = resolve_missing_left(
                         missing_left[node, best_feature], block_missing, out_left_totals[node], totals[node]
                     )
+                    if categorical_idx >= 0:
+                        category_bitset(
+                            category_bits[node, categorical_idx], out_missing_left[node], out_category_bitset[node]
+                        )
             # The shared sums are read before the next node clears them.
             cuda.syncthreads()
 
@@ -472,37 +672,39 @@ def _finish_rows_kernel(n_slots, threads):
 
 def find_best_splits_from_rows(
     X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride,
-    totals, feature_mask, threshold_draws, missing_bin, criterion, inv_scales, regularization,
+    totals, feature_mask, categorical_features, threshold_draws, missing_bin, criterion, inv_scales, regularization,
     min_samples_leaf, min_weight_leaf, out_gain, out_feature, out_bin, out_missing_left, out_left_totals,
-    out_next_bin,
+    out_next_bin, out_categorical, out_category_bitset,
 ):
     """Best split of every node from its rows (see ``kernels.cpu``).
 
     Launch: one block of ``scan_threads(missing_bin + 1)`` threads per (node,
     feature) (several launches only when the work histograms go to global
-    scratch), then one block of ``FINISH_ROWS_THREADS`` threads per node
-    (grid-stride beyond ``MAX_BLOCKS`` blocks).
+    scratch; the blocks of categorical features return at once), as many per
+    (node, categorical feature) when there are any, then one block of
+    ``FINISH_ROWS_THREADS`` threads per node (grid-stride beyond ``MAX_BLOCKS``
+    blocks).
     """
     n_nodes = node_start.shape[0]
     if n_nodes == 0:
         return
     n_features = X_binned.shape[1]
     n_slots = totals.shape[1]
+    n_categorical, n_words = categorical_features.shape[0], out_category_bitset.shape[1]
     xp = array_namespace(totals)
-    gains, bins, missing_left = _split_scratch(xp, n_nodes, n_features)
-    n_threads = scan_threads(int(missing_bin) + 1)
-    if n_features > 0:
-        _launch_phase1(
-            _scan_rows_kernel(n_threads, n_slots)[1], n_nodes * n_features, n_threads, n_slots, xp,
-            (X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats,
-             stats_stride, totals, feature_mask, threshold_draws.reshape(-1), missing_bin, criterion, inv_scales,
-             regularization, min_samples_leaf, min_weight_leaf, gains, bins, missing_left),
-        )
+    gains, bins, missing_left, category_bits = _split_scratch(xp, n_nodes, n_features, n_categorical, n_words)
+    _launch_phase1_kernels(
+        _scan_rows_kernel, n_nodes, n_features, n_categorical, n_words, scan_threads(int(missing_bin) + 1), n_slots,
+        xp,
+        (X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride,
+         totals, feature_mask, categorical_features, threshold_draws.reshape(-1), missing_bin, criterion, inv_scales,
+         regularization, min_samples_leaf, min_weight_leaf, gains, bins, missing_left, category_bits),
+    )
     finish = _finish_rows_kernel(n_slots, FINISH_ROWS_THREADS)[1]
     finish[max(1, min(n_nodes, MAX_BLOCKS)), FINISH_ROWS_THREADS](
         X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride,
-        totals, missing_bin, gains, bins, missing_left, out_gain, out_feature, out_bin, out_missing_left,
-        out_left_totals, out_next_bin,
+        totals, categorical_features, missing_bin, gains, bins, missing_left, category_bits, out_gain, out_feature,
+        out_bin, out_missing_left, out_left_totals, out_next_bin, out_categorical, out_category_bitset,
     )
 
 
@@ -518,30 +720,32 @@ def _argument_types():
     int32_2d = types.Array(types.int32, 2, "C")
     float64_2d = types.Array(types.float64, 2, "C")
     bool_2d = types.Array(types.boolean, 2, "C")
+    uint32_2d = types.Array(types.uint32, 2, "C")
     hist = types.Array(types.int64, 4, "C")
     x_binned = types.Array(types.uint8, 2, "F")
     regularization = types.UniTuple(types.float64, 2)
-    scratch = (float64_2d, int32_2d, bool_2d)
+    scratch = (float64_2d, int32_2d, bool_2d, types.Array(types.uint32, 4, "C"))
     work = (types.Array(types.int64, 3, "C"), types.int64)
-    outputs = (float64_1d, int32_1d, int32_1d, bool_1d, int64_2d, int32_1d)
+    outputs = (float64_1d, int32_1d, int32_1d, bool_1d, int64_2d, int32_1d, bool_1d, uint32_2d)
     rows = (x_binned, int32_1d, int64_1d, int64_1d, int64_1d, int32_2d, int32_1d, int64_2d, types.int64)
     scan_hist = (
-        hist, int64_1d, int64_2d, bool_2d, float64_1d, int32_1d, types.int64, types.int64, float64_1d,
+        hist, int64_1d, int64_2d, bool_2d, int32_1d, float64_1d, int32_1d, types.int64, types.int64, float64_1d,
         regularization, types.int64, float64_1d,
     ) + scratch + work
-    pick_hist = (hist, int64_1d, int64_2d, int32_1d, types.int64) + scratch + outputs
+    pick_hist = (hist, int64_1d, int64_2d, int32_1d, int32_1d, types.int64) + scratch + outputs
     scan_rows = rows + (
-        int64_2d, bool_2d, float64_1d, types.int64, types.int64, float64_1d, regularization, types.int64,
+        int64_2d, bool_2d, int32_1d, float64_1d, types.int64, types.int64, float64_1d, regularization, types.int64,
         float64_1d,
     ) + scratch + work
-    finish_rows = rows + (int64_2d, types.int64) + scratch + outputs
+    finish_rows = rows + (int64_2d, int32_1d, types.int64) + scratch + outputs
     return scan_hist, pick_hist, scan_rows, finish_rows
 
 
 # The factory constants in use: 256 bins; 3 slots (binary classification, newton),
-# 4 (regression), 11 (10 classes).
+# 4 (regression), 11 (10 classes); bitsets of 8 words (gpuforest.tree.CATEGORY_WORDS).
 PTX_N_BINS = 256
 PTX_N_SLOTS = (3, 4, 11)
+PTX_CATEGORY_WORDS = 8
 
 
 def ptx_specializations():
@@ -553,14 +757,15 @@ def ptx_specializations():
     specs = []
     for n_slots in PTX_N_SLOTS + (many_slots,):
         where = "" if work_in_shared(n_threads, n_slots) else "_global"
-        specs.append((
-            f"scan_histograms_bins{PTX_N_BINS}_slots{n_slots}{where}",
-            _scan_histograms_kernel(n_threads, n_slots)[0], scan_hist, n_threads,
-        ))
-        specs.append((
-            f"scan_rows_bins{PTX_N_BINS}_slots{n_slots}{where}", _scan_rows_kernel(n_threads, n_slots)[0],
-            scan_rows, n_threads,
-        ))
+        for features, category_words in (("", 0), ("_categorical", PTX_CATEGORY_WORDS)):
+            specs.append((
+                f"scan_histograms{features}_bins{PTX_N_BINS}_slots{n_slots}{where}",
+                _scan_histograms_kernel(n_threads, n_slots, category_words)[0], scan_hist, n_threads,
+            ))
+            specs.append((
+                f"scan_rows{features}_bins{PTX_N_BINS}_slots{n_slots}{where}",
+                _scan_rows_kernel(n_threads, n_slots, category_words)[0], scan_rows, n_threads,
+            ))
     specs.append(("pick_from_histograms", _pick_from_histograms_kernel, pick_hist, PICK_THREADS))
     for n_slots in PTX_N_SLOTS + (many_slots,):
         specs.append((
