@@ -345,14 +345,15 @@ class Backend:
         self, rows, node_start, node_stop, n_left, feature, bin, missing_left, missing_bin, categorical,
         category_bitset,
     ):
-        """Partition the rows of each node by its split (``categorical``: by ``category_bitset``)."""
+        """Partition the rows of each node by its split (``categorical``: by ``category_bitset``; host arrays)."""
         scratch = self.xp.empty_like(rows.sample_indices)
-        node_start, node_stop, n_left, feature, bin, missing_left, categorical, category_bitset = self.to_device_many(
-            node_start, node_stop, n_left, feature, bin, missing_left, categorical, category_bitset
+        # Numeric splits alone: the kernels without the categorical test.
+        categories = (categorical, category_bitset) if categorical.any() else (None, None)
+        *splits, categorical, category_bitset = self.to_device_many(
+            node_start, node_stop, n_left, feature, bin, missing_left, *categories
         )
         self.kernels.partitioning.apply_splits(
-            rows.X_binned, rows.sample_indices, scratch, node_start, node_stop, n_left, feature, bin, missing_left,
-            missing_bin, categorical, category_bitset,
+            rows.X_binned, rows.sample_indices, scratch, *splits, missing_bin, categorical, category_bitset
         )
 
     def node_values(self, stats, totals, n_values):

@@ -409,8 +409,9 @@ def finish_split_from_histogram(feature_hist, best_bin, n_bins_non_missing, miss
 #
 # Categories with no rows at a node go with its missing values (``category_bitset``).
 
-# Most occupied categories of a node searched by every subset (multiclass): 128 subsets.
-MAX_EXHAUSTIVE_CATEGORIES = 8
+# Most occupied categories of a node searched by every subset (multiclass): 32 splits, one per
+# thread of the smallest CUDA block (kernels/cuda/splitting.py).
+MAX_EXHAUSTIVE_CATEGORIES = 6
 
 
 @njit(cache=True, inline="always")

@@ -9,7 +9,8 @@ regularization), the kernels' best gain equals the brute force's; with more clas
 kernels try every subset of at most ``MAX_EXHAUSTIVE_CATEGORIES`` categories (the same
 split as the brute force, ties included) and otherwise scan the order of the node's
 majority class (written here with numpy's lexsort). Both split paths agree bit for bit
-on the CPU, and the CUDA kernels (numba's simulator) agree with the CPU's.
+on the CPU; ``test_kernels_cuda_splitting.py`` holds the CUDA kernels (numba's simulator)
+to the CPU's.
 """
 
 import math
@@ -21,15 +22,12 @@ from gpuforest import statistics
 from gpuforest.kernels.common import MAX_EXHAUSTIVE_CATEGORIES, NO_SPLIT
 from gpuforest.kernels.cpu import partitioning, splitting
 from gpuforest.kernels.cuda import partitioning as cuda_partitioning
-from gpuforest.kernels.cuda import splitting as cuda_splitting
 from gpuforest.tree import CATEGORY_WORDS, MAX_CATEGORIES
 
 try:
     from . import reference as ref
-    from .test_kernels_cuda_splitting import assert_cuda_matches_cpu, small_launches  # noqa: F401 (a fixture)
 except ImportError:
     import reference as ref
-    from test_kernels_cuda_splitting import assert_cuda_matches_cpu, small_launches  # noqa: F401
 
 MAX_BINS = 16
 MISSING_BIN = MAX_BINS - 1
@@ -197,7 +195,9 @@ def test_sorted_scan_finds_the_best_subset(criterion, regularization, seed):
         assert best > -math.inf and result["feature"][node] == 0
         assert result["gain"][node] == pytest.approx(best, rel=1e-9, abs=1e-12)
         check_split_partition(result, node, feature_hist, totals, n_categories)
-        own_gain = subset_gain(criterion, result["left_totals"][node], totals[node], stats.inv_scales, stats.regularization)
+        own_gain = subset_gain(
+            criterion, result["left_totals"][node], totals[node], stats.inv_scales, stats.regularization
+        )
         assert own_gain == pytest.approx(best, rel=1e-9, abs=1e-12)
 
 
@@ -377,55 +377,3 @@ def test_apply_splits_by_bitset_on_cuda():
     args, expected = partition_problem(np.random.default_rng(10))
     cuda_partitioning.apply_splits(*args)
     np.testing.assert_array_equal(args[1], expected)
-
-
-# --- CUDA (numba's simulator) == CPU -------------------------------------------------------------
-
-try:
-    from .test_kernels_cpu import make_statistics as make_class_statistics
-    from .test_kernels_cuda_histogram import make_batch
-except ImportError:
-    from test_kernels_cpu import make_statistics as make_class_statistics
-    from test_kernels_cuda_histogram import make_batch
-
-# criterion (three classes, or regression, newton), bins, min_samples_leaf, random thresholds
-CUDA_CASES = [
-    ("gini", 9, 1, False),  # at most 8 categories: every subset
-    ("entropy", 16, 2, False),  # up to 15: the majority class's order
-    ("squared_error", 16, 1, False),
-    ("newton", 16, 1, True),
-]
-
-
-@pytest.mark.parametrize("criterion, max_bins, min_samples_leaf, random", CUDA_CASES)
-def test_categorical_splits_match_cpu(criterion, max_bins, min_samples_leaf, random, small_launches):
-    """Both split paths, features 0 and 2 categorical, bit for bit (gains, bitsets, totals)."""
-    rng = np.random.default_rng(CUDA_CASES.index((criterion, max_bins, min_samples_leaf, random)))
-    batch = make_batch(rng, n_samples=36, max_bins=max_bins, n_sub_nodes=1, small_nodes=False)
-    stats = make_class_statistics(rng, criterion, 36, l2_regularization=1.0 if criterion == "newton" else 0.0)
-    n_nodes = batch["node_start"].shape[0]
-    masks = rng.random((n_nodes, 3)) < 0.8
-    masks[0] = True
-    draws = rng.random((n_nodes, 3)) if random else None
-    expected = assert_cuda_matches_cpu(
-        batch, stats, masks, min_samples_leaf, np.zeros(n_nodes), rng, draws=draws,
-        categorical_features=np.array([0, 2], dtype=np.int32),
-    )
-    assert expected["categorical"].any()  # the test is not vacuous
-
-
-def test_every_subset_order_and_ties_match_cpu(small_launches):
-    """Duplicated categorical features tie (the lowest wins); subsets past the block's threads go to
-    the same thread in turn (8 threads, up to 255 subsets)."""
-    rng = np.random.default_rng(11)
-    batch = make_batch(rng, n_samples=40, n_features=3, max_bins=9, n_trees=1, n_sub_nodes=2, small_nodes=False)
-    batch["X_binned"][:, 2] = batch["X_binned"][:, 0]
-    batch["n_bins_non_missing"][2] = batch["n_bins_non_missing"][0]
-    stats = make_class_statistics(rng, "gini", 40)
-    n_nodes = batch["node_start"].shape[0]
-    expected = assert_cuda_matches_cpu(
-        batch, stats, np.ones((n_nodes, 3), dtype=bool), 1, np.zeros(n_nodes), rng,
-        categorical_features=np.array([0, 2], dtype=np.int32),
-    )
-    assert expected["feature"][0] == 0 and expected["categorical"][0]
-

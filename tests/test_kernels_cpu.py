@@ -817,11 +817,6 @@ def test_random_thresholds_stay_between_the_lowest_and_highest_bins():
 # --- partition ----------------------------------------------------------------------------------
 
 
-def all_numeric(n_nodes):
-    """``apply_splits``' ``(split_categorical, split_category_bitset)`` of numeric splits."""
-    return np.zeros(n_nodes, dtype=bool), np.zeros((n_nodes, CATEGORY_WORDS), dtype=np.uint32)
-
-
 @pytest.mark.parametrize("seed", range(4))
 def test_apply_splits_is_a_stable_partition(seed, chunking):
     rng = np.random.default_rng(300 + seed)
@@ -842,7 +837,7 @@ def test_apply_splits_is_a_stable_partition(seed, chunking):
     scratch = np.full_like(result, -1)
     partitioning.apply_splits(
         X_binned, result, scratch, node_start, node_stop, n_left, split_feature, split_bin, split_missing_left,
-        missing_bin, *all_numeric(n_nodes),
+        missing_bin,
     )
     np.testing.assert_array_equal(result, expected)
     assert not np.array_equal(result, sample_indices)  # something moved: the test is not vacuous
@@ -866,7 +861,7 @@ def test_apply_splits_of_scattered_rows(chunking):
     result = sample_indices.copy()
     partitioning.apply_splits(
         X_binned, result, np.empty_like(result), node_start, node_stop, n_left, split_feature, split_bin,
-        split_missing_left, missing_bin, *all_numeric(2),
+        split_missing_left, missing_bin,
     )
     np.testing.assert_array_equal(result, expected)
     assert not np.array_equal(result, sample_indices)

@@ -32,14 +32,11 @@ from gpuforest.tree import pack_complete_forest, pack_node_info
 
 try:
     from . import reference as ref
-    from .test_kernels_cpu import (
-        CRITERIA, CRITERION_ID, N_CLASSES, all_numeric, as_tree, make_rows, make_statistics, random_tree,
-    )
+    from .test_kernels_cpu import CRITERIA, CRITERION_ID, N_CLASSES, as_tree, make_rows, make_statistics, random_tree
 except ImportError:
     import reference as ref
     from test_kernels_cpu import (
-        CRITERIA, CRITERION_ID, N_CLASSES, all_numeric, as_tree, make_rows, make_statistics, random_tree,
-        range_problem,
+        CRITERIA, CRITERION_ID, N_CLASSES, as_tree, make_rows, make_statistics, random_tree, range_problem,
     )
 
 SIMULATOR = bool(config.ENABLE_CUDASIM)
@@ -238,7 +235,7 @@ def partition_problem(rng, n_samples):
     scratch = np.full_like(sample_indices, -1)
     return (
         X_binned, sample_indices, scratch, node_start, node_stop, n_left, split_feature, split_bin,
-        split_missing_left, missing_bin, *all_numeric(n_nodes),
+        split_missing_left, missing_bin,
     )
 
 
@@ -288,7 +285,7 @@ def test_apply_splits_all_left_all_right_and_no_nodes():
     empty64 = np.zeros(0, dtype=np.int64)
     cuda_partitioning.apply_splits(
         args[0], args[1], args[2], empty64, empty64, empty64, np.zeros(0, np.int32), np.zeros(0, np.int32),
-        np.zeros(0, bool), args[9], *all_numeric(0),
+        np.zeros(0, bool), args[9],
     )
 
 

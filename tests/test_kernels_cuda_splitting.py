@@ -7,7 +7,9 @@ drawn up to three times, missing bins, one-row and empty nodes, feature masks
 The CUDA kernels scan the bins in parallel and reduce; the CPU scans them in
 order, so exact ties (misclassification's dyadic weights, duplicated
 features) check that the reduction picks the CPU's candidate. Random
-thresholds (extra trees) run through the same comparison. Launch
+thresholds (extra trees) run through the same comparison, and so do
+categorical features (their own blocks: the categories ranked in the block,
+every subset tried for few categories of many classes). Launch
 constants are small under the simulator (every CUDA thread is a Python
 thread) except in the 256-bin test.
 """
@@ -105,7 +107,9 @@ def assert_cuda_matches_cpu(
     hist = rng.integers(-(10**6), 10**6, (n_nodes + 2,) + node_hist.shape[1:])
     hist_rows = rng.permutation(n_nodes + 2)[:n_nodes].astype(np.int64)
     hist[hist_rows] = node_hist
-    args = (batch, stats, totals, masks, min_samples_leaf, min_weight_leaf, hist, hist_rows, draws, categorical_features)
+    args = (
+        batch, stats, totals, masks, min_samples_leaf, min_weight_leaf, hist, hist_rows, draws, categorical_features
+    )
     expected_hist, expected_rows = run_both(cpu_splitting, *args)
     got_hist, got_rows = run_both(cuda_splitting, *args)
     for name in OUTPUTS:
@@ -189,9 +193,10 @@ def test_splits_match_cpu_with_256_bins():
     assert (expected["feature"] != NO_SPLIT).all()
 
 
-def test_splits_match_cpu_with_work_histograms_in_global_scratch(small_launches, monkeypatch):
+@pytest.mark.parametrize("categorical_features", [None, (0, 2)])
+def test_splits_match_cpu_with_work_histograms_in_global_scratch(categorical_features, small_launches, monkeypatch):
     """Many classes: the work histograms go to global scratch, in several launches of 5 blocks;
-    phase 2 on one block (grid-stride over the nodes)."""
+    phase 2 on one block (grid-stride over the nodes). Numeric features, and two categorical ones."""
     monkeypatch.setattr(cuda_splitting, "WORK_SHARED_BYTES", 0)
     monkeypatch.setattr(cuda_splitting, "MAX_BLOCKS", 1)
     monkeypatch.setattr(cuda_splitting, "WORK_SCRATCH_BYTES", 5 * 16 * 4 * 8)
@@ -200,7 +205,11 @@ def test_splits_match_cpu_with_work_histograms_in_global_scratch(small_launches,
     stats = make_statistics(rng, "entropy", 30)
     n_nodes = batch["node_start"].size
     masks = np.ones((n_nodes, 3), dtype=bool)
-    expected = assert_cuda_matches_cpu(batch, stats, masks, 2, np.zeros(n_nodes), rng)
+    if categorical_features is not None:
+        categorical_features = np.array(categorical_features, dtype=np.int32)
+    expected = assert_cuda_matches_cpu(
+        batch, stats, masks, 2, np.zeros(n_nodes), rng, categorical_features=categorical_features
+    )
     assert np.sum(expected["feature"] != NO_SPLIT) >= 2
 
 
@@ -347,6 +356,52 @@ def test_ptx_specializations_are_well_formed():
     for name, function, argument_types, block in specs:
         assert callable(function) and isinstance(argument_types, tuple) and block > 0
     for n_slots in (3, 4, 11):
-        assert f"scan_histograms_bins256_slots{n_slots}" in names
-        assert f"scan_rows_bins256_slots{n_slots}" in names
+        for features in ("", "_categorical"):
+            assert f"scan_histograms{features}_bins256_slots{n_slots}" in names
+            assert f"scan_rows{features}_bins256_slots{n_slots}" in names
         assert f"finish_rows_slots{n_slots}" in names
+
+
+# --- categorical features -------------------------------------------------------------
+
+# criterion (three classes, or regression, newton), bins, min_samples_leaf, random thresholds
+CATEGORICAL_CASES = [
+    ("gini", 7, 1, False),  # at most 6 categories: every subset
+    ("entropy", 16, 2, False),  # up to 15: the majority class's order
+    ("squared_error", 16, 1, False),
+    ("newton", 16, 1, True),
+]
+
+
+@pytest.mark.parametrize("criterion, max_bins, min_samples_leaf, random", CATEGORICAL_CASES)
+def test_categorical_splits_match_cpu(criterion, max_bins, min_samples_leaf, random, small_launches):
+    """Both split paths, features 0 and 2 categorical (1 numeric, evaluated by some nodes), bit for bit:
+    gains, bitsets, totals."""
+    rng = np.random.default_rng(CATEGORICAL_CASES.index((criterion, max_bins, min_samples_leaf, random)))
+    batch = make_batch(rng, n_samples=36, max_bins=max_bins, n_sub_nodes=1, small_nodes=False)
+    stats = make_statistics(rng, criterion, 36, l2_regularization=1.0 if criterion == "newton" else 0.0)
+    n_nodes = batch["node_start"].shape[0]
+    masks = rng.random((n_nodes, 3)) < 0.8
+    masks[0] = True
+    draws = rng.random((n_nodes, 3)) if random else None
+    expected = assert_cuda_matches_cpu(
+        batch, stats, masks, min_samples_leaf, np.zeros(n_nodes), rng, draws=draws,
+        categorical_features=np.array([0, 2], dtype=np.int32),
+    )
+    assert expected["categorical"].any()  # the test is not vacuous
+
+
+def test_every_subset_order_and_ties_match_cpu(small_launches):
+    """Duplicated categorical features tie (the lowest wins); every subset tried (at most 6 categories),
+    one per thread of a block larger than the bins' (32 threads for 8 bins)."""
+    rng = np.random.default_rng(11)
+    batch = make_batch(rng, n_samples=40, n_features=3, max_bins=7, n_trees=1, n_sub_nodes=2, small_nodes=False)
+    batch["X_binned"][:, 2] = batch["X_binned"][:, 0]
+    batch["n_bins_non_missing"][2] = batch["n_bins_non_missing"][0]
+    stats = make_statistics(rng, "gini", 40)
+    n_nodes = batch["node_start"].shape[0]
+    expected = assert_cuda_matches_cpu(
+        batch, stats, np.ones((n_nodes, 3), dtype=bool), 1, np.zeros(n_nodes), rng,
+        categorical_features=np.array([0, 2], dtype=np.int32),
+    )
+    assert expected["feature"][0] == 0 and expected["categorical"][0]

@@ -4,7 +4,9 @@ In two parallel passes over chunks of rows (``chunks.node_chunks``, so that
 the few large nodes near the root keep every core busy): each chunk writes
 its left rows forwards and its right rows backwards into its own range of
 ``scratch``; then each chunk copies them to their final positions, after the
-left (right) rows of its node's earlier chunks.
+left (right) rows of its node's earlier chunks. A row goes left by
+``common.goes_left`` at a numeric split, by ``common.category_goes_left`` (its
+bin's bit in the node's bitset) at a categorical one.
 """
 
 import numpy as np
@@ -17,7 +19,7 @@ from .prefetch import PREFETCH_DISTANCE, is_sparse, prefetch_row
 
 def apply_splits(
     X_binned, sample_indices, scratch, node_start, node_stop, n_left, split_feature, split_bin,
-    split_missing_left, missing_bin, split_categorical, split_category_bitset,
+    split_missing_left, missing_bin, split_categorical=None, split_category_bitset=None,
 ):
     """Partition ``sample_indices[node_start:node_stop]`` of every split node.
 
@@ -33,10 +35,11 @@ def apply_splits(
     split_feature, split_bin : ndarray of shape (n_nodes,), dtype int32
     split_missing_left : ndarray of shape (n_nodes,), dtype bool
     missing_bin : int
-    split_categorical : ndarray of shape (n_nodes,), dtype bool
+    split_categorical : ndarray of shape (n_nodes,), dtype bool, or None
         Categorical splits: a row goes left when its bin's bit is set in the
         node's row of ``split_category_bitset`` (n_nodes, n_words) uint32
-        (``common.category_goes_left``), not by ``split_bin``.
+        (``common.category_goes_left``), not by ``split_bin``. None (both):
+        every split is numeric.
     """
     _apply_splits(
         X_binned, sample_indices, scratch, node_start, node_stop, n_left, split_feature, split_bin,
@@ -59,7 +62,7 @@ def _apply_splits(
         start, stop = chunk_range(chunk, node, first_chunk, node_start, node_stop, chunk_rows)
         split = (split_bin[node], split_missing_left[node], missing_bin)
         column = X_binned[:, split_feature[node]]
-        if split_categorical[node]:
+        if split_categorical is not None and split_categorical[node]:
             chunk_left[chunk] = _partition_rows(
                 column, sample_indices, scratch, start, stop, *split, split_category_bitset[node]
             )

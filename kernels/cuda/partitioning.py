@@ -41,17 +41,38 @@ def _tile_rows(offsets, tile_rows, node_start, node_stop, tile):
     return node, first, min(first + tile_rows[0], node_stop[node])
 
 
-@cuda.jit(device=True)
-def _row_goes_left(bin_idx, threshold_bin, missing_left, missing_bin, categorical, left_categories):
-    """Whether a row with ``bin_idx`` goes left: by its category's bit at a categorical split, else by ``bin``."""
-    if categorical:
-        return category_goes_left(bin_idx, left_categories, missing_left, missing_bin)
-    return goes_left(bin_idx, threshold_bin, missing_left, missing_bin)
+@functools.lru_cache(maxsize=None)
+def _row_goes_left(categorical_splits):
+    """Device function ``(bin_idx, threshold_bin, missing_left, missing_bin, split_categorical,
+    split_category_bitset, node) -> bool``: by ``common.goes_left``, or, with ``categorical_splits``, at a
+    node whose split is categorical by its category's bit. The numeric one ignores the last three
+    arguments (None), so that partitions of numeric splits run today's code."""
+    if categorical_splits:
+
+        @cuda.jit(device=True, inline="always")
+        def row_goes_left_by_kind(
+            bin_idx, threshold_bin, missing_left, missing_bin, split_categorical, split_category_bitset, node,
+        ):
+            if split_categorical[node]:
+                return category_goes_left(bin_idx, split_category_bitset[node], missing_left, missing_bin)
+            return goes_left(bin_idx, threshold_bin, missing_left, missing_bin)
+
+        return row_goes_left_by_kind
+
+    @cuda.jit(device=True, inline="always")
+    def row_goes_left(
+        bin_idx, threshold_bin, missing_left, missing_bin, split_categorical, split_category_bitset, node,
+    ):
+        return goes_left(bin_idx, threshold_bin, missing_left, missing_bin)
+
+    return row_goes_left
 
 
 @functools.lru_cache(maxsize=None)
-def _partition_kernels(threads):
-    """``(count_left, scatter, copy_back)``, each ``(python_function, kernel)``, for blocks of ``threads``."""
+def _partition_kernels(threads, categorical_splits):
+    """``(count_left, scatter, copy_back)``, each ``(python_function, kernel)``, for blocks of ``threads``;
+    ``categorical_splits``: some of the splits may be categorical (``_row_goes_left``)."""
+    row_goes_left = _row_goes_left(categorical_splits)
 
     def count_left_kernel(
         X_binned, sample_indices, node_start, node_stop, split_feature, split_bin, split_missing_left,
@@ -64,15 +85,15 @@ def _partition_kernels(threads):
         feature_idx = split_feature[node]
         threshold_bin = split_bin[node]
         missing_left = split_missing_left[node]
-        categorical = split_categorical[node]
-        left_categories = split_category_bitset[node]
         n_left = 0
         for chunk_start in range(first, last, threads):  # the same trips for every thread
             position = chunk_start + cuda.threadIdx.x
             left = 0
             if position < last:
                 bin_idx = X_binned[sample_indices[position], feature_idx]
-                if _row_goes_left(bin_idx, threshold_bin, missing_left, missing_bin, categorical, left_categories):
+                if row_goes_left(
+                    bin_idx, threshold_bin, missing_left, missing_bin, split_categorical, split_category_bitset, node
+                ):
                     left = 1
             n_left += cuda.syncthreads_count(left)
         if cuda.threadIdx.x == 0:
@@ -99,8 +120,6 @@ def _partition_kernels(threads):
         feature_idx = split_feature[node]
         threshold_bin = split_bin[node]
         missing_left = split_missing_left[node]
-        categorical = split_categorical[node]
-        left_categories = split_category_bitset[node]
         for chunk_start in range(first, last, threads):
             position = chunk_start + tid
             row = 0
@@ -108,7 +127,9 @@ def _partition_kernels(threads):
             if position < last:
                 row = sample_indices[position]
                 bin_idx = X_binned[row, feature_idx]
-                if _row_goes_left(bin_idx, threshold_bin, missing_left, missing_bin, categorical, left_categories):
+                if row_goes_left(
+                    bin_idx, threshold_bin, missing_left, missing_bin, split_categorical, split_category_bitset, node
+                ):
                     left = 1
             left_before = n_left_before + inclusive_scan(scan, tid, left, threads) - left
             if position < last:
@@ -132,9 +153,10 @@ def _partition_kernels(threads):
 
 def apply_splits(
     X_binned, sample_indices, scratch, node_start, node_stop, n_left, split_feature, split_bin,
-    split_missing_left, missing_bin, split_categorical, split_category_bitset,
+    split_missing_left, missing_bin, split_categorical=None, split_category_bitset=None,
 ):
-    """Partition ``sample_indices[node_start:node_stop]`` of every split node (see ``kernels.cpu``).
+    """Partition ``sample_indices[node_start:node_stop]`` of every split node (see ``kernels.cpu``;
+    ``split_categorical`` None: every split numeric, today's kernels).
 
     Launch: ``chunk_table`` (one block), then the three tile kernels on ``n_nodes +
     ceil(n_entries / tile)`` blocks (enough for every tile of non-overlapping nodes;
@@ -150,7 +172,9 @@ def apply_splits(
     n_blocks, offsets, tile_rows = chunk_table(node_start, node_stop, n_entries, ROWS_PER_THREAD * threads)
     tile_left = array_namespace(node_start).empty(n_blocks, dtype=sample_indices.dtype)
     split = (split_feature, split_bin, split_missing_left, missing_bin, split_categorical, split_category_bitset)
-    count_left, scatter, copy_back = (kernel for _, kernel in _partition_kernels(threads))
+    count_left, scatter, copy_back = (
+        kernel for _, kernel in _partition_kernels(threads, split_categorical is not None)
+    )
     count_left[n_blocks, threads](
         X_binned, sample_indices, node_start, node_stop, *split, offsets, tile_rows, tile_left
     )
@@ -165,19 +189,23 @@ def ptx_specializations():
     int64_1d = types.Array(types.int64, 1, "C")
     int32_1d = types.Array(types.int32, 1, "C")
     X_binned = types.Array(types.uint8, 2, "F")
-    split = (
-        int32_1d, int32_1d, types.Array(types.boolean, 1, "C"), types.int64, types.Array(types.boolean, 1, "C"),
-        types.Array(types.uint32, 2, "C"),
-    )
-    argument_types = (
-        (X_binned, int32_1d, int64_1d, int64_1d, *split, int64_1d, int64_1d, int32_1d),
-        (X_binned, int32_1d, int32_1d, int64_1d, int64_1d, int64_1d, *split, int64_1d, int64_1d, int32_1d),
-        (int32_1d, int32_1d, int64_1d, int64_1d, int64_1d, int64_1d),
-    )
-    return [
-        (f"{name}_threads{threads}", function, types_, threads)
-        for threads in BLOCK_SIZES
-        for name, (function, _), types_ in zip(
-            ("count_left", "scatter", "copy_back"), _partition_kernels(threads), argument_types
+    specs = []
+    for categorical_splits, suffix in ((False, ""), (True, "_categorical")):
+        kinds = (types.Array(types.boolean, 1, "C"), types.Array(types.uint32, 2, "C"))
+        split = (int32_1d, int32_1d, types.Array(types.boolean, 1, "C"), types.int64) + (
+            kinds if categorical_splits else (types.none, types.none)
         )
-    ]
+        argument_types = (
+            (X_binned, int32_1d, int64_1d, int64_1d, *split, int64_1d, int64_1d, int32_1d),
+            (X_binned, int32_1d, int32_1d, int64_1d, int64_1d, int64_1d, *split, int64_1d, int64_1d, int32_1d),
+            (int32_1d, int32_1d, int64_1d, int64_1d, int64_1d, int64_1d),
+        )
+        names = ("count_left", "scatter") if categorical_splits else ("count_left", "scatter", "copy_back")
+        specs += [
+            (f"{name}{suffix}_threads{threads}", function, types_, threads)
+            for threads in BLOCK_SIZES
+            for name, (function, _), types_ in zip(
+                names, _partition_kernels(threads, categorical_splits), argument_types
+            )
+        ]
+    return specs

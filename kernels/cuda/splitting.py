@@ -44,6 +44,20 @@ there costs 8 more registers on sm_80 (72 for the row path at 21 slots).
 
 A scan of all bins by one thread would need about 80 to 170 registers
 (``scan_threshold`` in a loop); one call per thread needs 40 to 60.
+
+Categorical features (``categorical_features``; the rule is in
+``kernels.common``) get phase-1 blocks of their own, a kernel specialisation
+(``category_words``) launched over (node, categorical feature) after the
+numeric one, which sees them masked out: thread ``c`` holds category ``c``,
+ranks it by ``common.category_order_key`` (ties, and every-subset searches,
+by code) against the block's keys in shared memory and moves its row of the
+work histogram to its rank; then thread ``k - 1`` judges the first ``k``
+ranked categories (prefix sums), or thread ``t`` the subset of odd bit mask
+``2 t + 1`` (so these blocks have at least ``EXHAUSTIVE_SUBSETS`` threads),
+and the same reduction picks the CPU's candidate. The chosen and occupied
+categories (shared bitsets, atomic ORs) go to a scratch array per (node,
+categorical feature), from which phase 2 makes the node's bitset
+(``common.finish_category_split``, ``common.category_bitset``).
 """
 
 import functools
@@ -52,9 +66,9 @@ import math
 from numba import cuda, types
 
 from ..common import (
-    NO_SPLIT, accumulate_row, category_bitset, category_order_key, category_position, finish_category_split,
-    finish_split_from_histogram, has_category, parent_cost, pick_best_feature, random_threshold_bin,
-    record_best_feature, resolve_missing_left, scan_threshold, searches_all_subsets,
+    MAX_EXHAUSTIVE_CATEGORIES, NO_SPLIT, accumulate_row, category_bitset, category_order_key, category_position,
+    finish_category_split, finish_split_from_histogram, has_category, parent_cost, pick_best_feature,
+    random_threshold_bin, record_best_feature, resolve_missing_left, scan_threshold, searches_all_subsets,
 )
 from . import jit_kernel
 from .histogram import array_namespace
@@ -73,6 +87,8 @@ WORK_SHARED_BYTES = 40 * 1024
 # (phase 1 then runs in several launches).
 WORK_SCRATCH_BYTES = 64 * 1024 * 1024
 NO_ORDER = 2**31 - 1  # reduction key of "no candidate"
+# Splits of a node when every subset of its categories is tried (common.searches_all_subsets).
+EXHAUSTIVE_SUBSETS = 2 ** (MAX_EXHAUSTIVE_CATEGORIES - 1)
 
 
 def scan_threads(n_bins):
@@ -81,6 +97,12 @@ def scan_threads(n_bins):
     while threads < n_bins:
         threads *= 2
     return threads
+
+
+def category_threads(n_threads):
+    """Threads of a categorical phase-1 block: those of its bins, and at least one per subset tried when
+    every subset is (``EXHAUSTIVE_SUBSETS``)."""
+    return max(n_threads, EXHAUSTIVE_SUBSETS)
 
 
 def work_in_shared(n_threads, n_slots):
@@ -117,16 +139,17 @@ def _block_helpers(n_threads, n_slots):
     count_slot = n_slots - 1
 
     @cuda.jit(device=True)
-    def prefix_sums(work, tid, neighbour):
-        """``work[b] <- work[0] + ... + work[b]`` (Hillis-Steele; int64, so exact)."""
+    def prefix_sums(work, tid, neighbour, n_columns):
+        """``work[b] <- work[0] + ... + work[b]`` (Hillis-Steele; int64, so exact) over the first ``n_columns``
+        slots (``n_slots``, or a bound known only at run time: a loop kept rolled)."""
         offset = 1
         while offset < n_threads:
             if tid >= offset:
-                for slot in range(n_slots):
+                for slot in range(n_columns):
                     neighbour[slot] = work[tid - offset, slot]
             cuda.syncthreads()
             if tid >= offset:
-                for slot in range(n_slots):
+                for slot in range(n_columns):
                     work[tid, slot] += neighbour[slot]
             cuda.syncthreads()
             offset *= 2
@@ -170,6 +193,15 @@ def _block_helpers(n_threads, n_slots):
 
 
 @cuda.jit(device=True)
+def _keep_better(best_gain, best_order, tid, gain, candidate, missing_left):
+    """Keep ``scan_threshold``'s ``(gain, candidate, missing_left)`` in ``best_gain[tid]``, ``best_order[tid]``
+    (reduction keys: see the module docstring) if its gain is larger."""
+    if candidate != NO_SPLIT and gain > best_gain[tid]:
+        best_gain[tid] = gain
+        best_order[tid] = 2 * candidate + (1 if missing_left else 0)
+
+
+@cuda.jit(device=True)
 def _write_best(best_gain, best_order, node, feature_idx, gains, bins, missing_left):
     order = best_order[0]
     if order == NO_ORDER:
@@ -183,18 +215,22 @@ def _write_best(best_gain, best_order, node, feature_idx, gains, bins, missing_l
 
 
 @functools.lru_cache(maxsize=None)
-def _category_helpers(n_threads, n_slots, n_words):
+def _category_helpers(n_threads, n_slots, n_words, all_subsets):
     """Device functions of a phase-1 block on a categorical feature: the candidates' gains, and the
-    chosen and occupied categories of the best one."""
+    chosen and occupied categories of the best one. ``all_subsets``: the blocks of the nodes whose every
+    subset is tried (``common.searches_all_subsets``), else of those whose sorted categories are scanned;
+    one specialisation each, as both in one kernel cost 10 registers more than either."""
     count_slot = n_slots - 1
     prefix_sums, _, _ = _block_helpers(n_threads, n_slots)
 
     @cuda.jit(device=True)
     def category_candidates(
-        work, own, occupied, missing, parent, draw, criterion, inv_scales, regularization, min_samples_leaf,
-        min_weight_leaf, neighbour, left_with_missing, keys, bits,
+        work, own, occupied, missing, parent, threshold_draws, draw_idx, criterion, inv_scales, regularization,
+        min_samples_leaf, min_weight_leaf, neighbour, left_with_missing, keys, ranks, bits, best_gain, best_order,
     ):
-        """``(gain, order, rank, all_subsets)`` of thread ``tid``'s candidates; the whole block calls it.
+        """Whether the block's node is this specialisation's (else it returns at once, having written
+        nothing); then thread ``tid``'s best candidate into ``best_gain[tid]``, ``best_order[tid]``, and its
+        category's rank into ``ranks[tid]`` (-1: no rows). The whole block calls it.
 
         Thread ``tid`` holds category ``tid``: its histogram row ``own``
         (local, already read: ``work`` is overwritten), ``occupied`` when it
@@ -202,79 +238,99 @@ def _category_helpers(n_threads, n_slots, n_words):
         ``_order_categories`` (its key, then its code; by code alone when every
         subset is tried) is the count of those before it, and its row goes to
         ``work[rank]``: then as in the numeric scan, thread ``k - 1`` judges the
-        first ``k`` categories (prefix sums), or, trying every subset, each
-        thread the subsets ``2 (tid + j n_threads) + 1`` (odd bit masks over
-        the ranks) in turn, as the CPU does in increasing order. ``bits``: a
-        shared (2, n_words) uint32 array; its row 1 gets the occupied categories.
+        first ``k`` categories (prefix sums), or, trying every subset, thread
+        ``tid`` the subset ``2 tid + 1`` (an odd bit mask over the ranks; the
+        block has at least ``EXHAUSTIVE_SUBSETS`` threads; a loop over several
+        costs 20 registers). ``bits``: a shared (2, n_words) uint32 array; its
+        row 1 gets the occupied categories. Loops over the slots run to
+        ``parent.shape[0]``, a bound known only at run time, which keeps
+        ``own`` and the sums in local memory (66 registers at 11 slots, not 76),
+        and the draw is read where it is used.
         """
         tid = cuda.threadIdx.x
+        n_stat_slots = parent.shape[0] - 1
+        n_categories = cuda.syncthreads_count(1 if occupied else 0)
+        random = threshold_draws.shape[0] > 0
+        if searches_all_subsets(criterion, n_stat_slots, n_categories, 0.0 if random else -1.0) != all_subsets:
+            return False
         if tid < n_words:
             bits[0, tid] = 0
             bits[1, tid] = 0
-        n_stat_slots = parent.shape[0] - 1
-        n_categories = cuda.syncthreads_count(occupied)
-        all_subsets = searches_all_subsets(criterion, n_stat_slots, n_categories, draw)
         key = math.nan
         if occupied:
             if all_subsets:
                 key = float(tid)
             else:
                 key = category_order_key(criterion, own, parent, n_stat_slots, inv_scales, regularization)
-            cuda.atomic.or_(bits, (1, tid >> 5), types.uint32(1 << (tid & 31)))
         keys[tid] = key
         cuda.syncthreads()
-        rank = 0
+        rank = -1
         if occupied:
+            cuda.atomic.or_(bits, (1, tid >> 5), types.uint32(1 << (tid & 31)))
             # A NaN key (no category) compares False: never counted.
+            rank = 0
             for other in range(n_threads):
                 other_key = keys[other]
                 if other_key < key or (other_key == key and other < tid):
                     rank += 1
-            for slot in range(n_slots):
+            for slot in range(n_stat_slots + 1):
                 work[rank, slot] = own[slot]
+        # Kept in shared memory until record_category_bits: registers fewer through the scan.
+        ranks[tid] = rank
         if tid >= n_categories:
-            for slot in range(n_slots):
+            for slot in range(n_stat_slots + 1):
                 work[tid, slot] = 0
         cuda.syncthreads()
-        cost = parent_cost(criterion, parent, n_stat_slots, inv_scales, regularization)
-        has_missing = missing[count_slot] > 0
-        gain, candidate, candidate_missing_left = -math.inf, NO_SPLIT, False
+        best_gain[tid] = -math.inf
+        best_order[tid] = NO_ORDER
         if all_subsets:
-            for subset in range(2 * tid + 1, 1 << n_categories, 2 * n_threads):
-                for slot in range(n_slots):
+            # Thread tid's subset's sums, moved to work[tid] once every thread has read the categories'
+            # rows: the scan reads its left sums there (a local array costs 6 registers more).
+            candidate = 2 * tid + 1
+            in_range = candidate < 1 << n_categories
+            if in_range:
+                for slot in range(n_stat_slots + 1):
                     neighbour[slot] = 0
                 for position in range(n_categories):
-                    if (subset >> position) & 1:
-                        for slot in range(n_slots):
+                    if (candidate >> position) & 1:
+                        for slot in range(n_stat_slots + 1):
                             neighbour[slot] += work[position, slot]
-                gain, candidate, candidate_missing_left = scan_threshold(
-                    subset, parent, cost, neighbour, missing, left_with_missing, has_missing, gain, candidate,
-                    candidate_missing_left, criterion, n_stat_slots, inv_scales, regularization, min_samples_leaf,
-                    min_weight_leaf,
+            cuda.syncthreads()
+            if in_range:
+                for slot in range(n_stat_slots + 1):
+                    work[tid, slot] = neighbour[slot]
+                _keep_better(
+                    best_gain, best_order, tid, *scan_threshold(
+                        candidate, parent, parent_cost(criterion, parent, n_stat_slots, inv_scales, regularization),
+                        work[tid], missing, left_with_missing, missing[count_slot] > 0, -math.inf, NO_SPLIT, False,
+                        criterion, n_stat_slots, inv_scales, regularization, min_samples_leaf, min_weight_leaf,
+                    ),
                 )
         else:
-            prefix_sums(work, tid, neighbour)
+            prefix_sums(work, tid, neighbour, n_stat_slots + 1)
             first, last = 1, n_categories
-            if draw >= 0.0:
-                first = last = random_threshold_bin(1, n_categories, draw) if n_categories >= 2 else 0
+            if random:
+                first = last = 0
+                if n_categories >= 2:
+                    first = last = random_threshold_bin(1, n_categories, threshold_draws[draw_idx])
             if first <= tid + 1 <= last:
-                gain, candidate, candidate_missing_left = scan_threshold(
-                    tid + 1, parent, cost, work[tid], missing, left_with_missing, has_missing, gain, candidate,
-                    candidate_missing_left, criterion, n_stat_slots, inv_scales, regularization, min_samples_leaf,
-                    min_weight_leaf,
+                _keep_better(
+                    best_gain, best_order, tid, *scan_threshold(
+                        tid + 1, parent, parent_cost(criterion, parent, n_stat_slots, inv_scales, regularization),
+                        work[tid], missing, left_with_missing, missing[count_slot] > 0, -math.inf, NO_SPLIT, False,
+                        criterion, n_stat_slots, inv_scales, regularization, min_samples_leaf, min_weight_leaf,
+                    ),
                 )
-        order = NO_ORDER
-        if candidate != NO_SPLIT:
-            order = 2 * candidate + (1 if candidate_missing_left else 0)
-        return gain, order, rank, all_subsets
+        return True
 
     @cuda.jit(device=True)
-    def record_category_bits(bits, best_order, occupied, rank, all_subsets, out_bits):
+    def record_category_bits(bits, best_order, ranks, out_bits):
         """After ``best_candidate``: the chosen categories into ``bits[0]``, then both rows of ``bits``
         to ``out_bits`` (2, n_words); the whole block calls it."""
         tid = cuda.threadIdx.x
         chosen = best_order[0]
-        if occupied and chosen != NO_ORDER:
+        rank = ranks[tid]
+        if rank >= 0 and chosen != NO_ORDER:
             candidate = chosen >> 1
             in_left = ((candidate >> rank) & 1) == 1 if all_subsets else rank < candidate
             if in_left:
@@ -287,33 +343,62 @@ def _category_helpers(n_threads, n_slots, n_words):
     return category_candidates, record_category_bits
 
 
-@cuda.jit(device=True)
-def _task_feature(task, n_features, categorical_features, category_words):
-    """``(node, feature_idx, categorical_idx)`` of a phase-1 task: over every feature, or, when
-    ``category_words`` (a categorical scan), over the categorical ones (``categorical_idx``: the
-    position in ``categorical_features``, -1 for a numeric feature)."""
+@functools.lru_cache(maxsize=None)
+def _task_feature(category_words):
+    """Device function ``(task, n_features, categorical_features) -> (node, feature_idx, categorical_idx)``
+    of a phase-1 task: over every feature (the numeric scan, ``categorical_idx = -1``), or, when
+    ``category_words`` (a categorical scan), over the categorical ones (``categorical_idx``: the position
+    in ``categorical_features``). One function per scan: a run-time choice costs the numeric scan 8
+    registers."""
     if category_words:
-        n_categorical = categorical_features.shape[0]
-        node = task // n_categorical
-        categorical_idx = task - node * n_categorical
-        return node, categorical_features[categorical_idx], categorical_idx
-    node = task // n_features
-    feature_idx = task - node * n_features
-    return node, feature_idx, category_position(categorical_features, feature_idx)
+
+        @cuda.jit(device=True, inline="always")
+        def categorical_task_feature(task, n_features, categorical_features):
+            n_categorical = categorical_features.shape[0]
+            node = task // n_categorical
+            categorical_idx = task - node * n_categorical
+            return node, categorical_features[categorical_idx], categorical_idx
+
+        return categorical_task_feature
+
+    @cuda.jit(device=True, inline="always")
+    def task_feature(task, n_features, categorical_features):
+        node = task // n_features
+        return node, task - node * n_features, -1
+
+    return task_feature
+
+
+def _subsets_possible(criterion, n_slots, threshold_draws):
+    """Whether any node may have every subset of its categories tried (``common.searches_all_subsets``
+    with no category: the criterion and the draws decide)."""
+    return searches_all_subsets(int(criterion), n_slots - 1, 0, -1.0 if threshold_draws.shape[0] == 0 else 0.0)
+
+
+def _numeric_feature_mask(feature_mask, categorical_features):
+    """The numeric scan's ``feature_mask``: without the categorical features (the same array when none)."""
+    if categorical_features.shape[0] == 0:
+        return feature_mask
+    numeric = feature_mask.copy()
+    numeric[:, categorical_features] = False
+    return numeric
 
 
 # --- from histograms -------------------------------------------------------------------
 
 
 @functools.lru_cache(maxsize=None)
-def _scan_histograms_kernel(n_threads, n_slots, category_words=0):
+def _scan_histograms_kernel(n_threads, n_slots, use_shared, category_words=0, all_subsets=False):
     """Phase 1 of the histogram path for ``n_bins <= n_threads``: over the numeric features, or, with
-    ``category_words`` (the bitsets' words), over the categorical ones."""
-    use_shared = work_in_shared(n_threads, n_slots)
+    ``category_words`` (the bitsets' words), over the categorical ones, of the nodes whose every subset is
+    tried or not (``all_subsets``, see ``_category_helpers``). ``use_shared``: the work histogram in shared
+    memory (``work_in_shared``), else in the launch's global scratch."""
     work_shape = (n_threads, n_slots) if use_shared else (1, 1)
     count_slot = n_slots - 1
     prefix_sums, random_candidate, best_candidate = _block_helpers(n_threads, n_slots)
-    category_candidates, record_category_bits = _category_helpers(n_threads, n_slots, max(category_words, 1))
+    bits_shape = (2, max(category_words, 1))
+    category_candidates, record_category_bits = _category_helpers(n_threads, n_slots, bits_shape[1], all_subsets)
+    task_feature = _task_feature(category_words)
 
     def scan_histograms_kernel(
         hist, hist_rows, totals, feature_mask, categorical_features, threshold_draws, n_bins_non_missing,
@@ -329,9 +414,13 @@ def _scan_histograms_kernel(n_threads, n_slots, category_words=0):
         tid = cuda.threadIdx.x
         n_features = hist.shape[1]
         task = first_task + cuda.blockIdx.x
-        node, feature_idx, categorical_idx = _task_feature(task, n_features, categorical_features, category_words)
-        # The same branch for the whole block; the categorical features have a launch of their own.
-        if not feature_mask[node, feature_idx] or (categorical_idx >= 0 and not category_words):
+        node, feature_idx, categorical_idx = task_feature(task, n_features, categorical_features)
+        if category_words:
+            # The task, from shared memory at the end: not held in registers through the scan.
+            block_task = cuda.shared.array(3, types.int64)
+            if tid == 0:
+                block_task[0], block_task[1], block_task[2] = node, feature_idx, categorical_idx
+        if not feature_mask[node, feature_idx]:  # the same branch for the whole block
             if tid == 0:
                 gains[node, feature_idx] = -math.inf
                 bins[node, feature_idx] = NO_SPLIT
@@ -348,20 +437,23 @@ def _scan_histograms_kernel(n_threads, n_slots, category_words=0):
         candidate = tid < n_bins_non_missing[feature_idx] and feature_hist[tid, count_slot] != 0
         if category_words:
             keys = cuda.shared.array(n_threads, types.float64)
-            bits = cuda.shared.array((2, max(category_words, 1)), types.uint32)
+            ranks = cuda.shared.array(n_threads, types.int32)
+            bits = cuda.shared.array(bits_shape, types.uint32)
             own = cuda.local.array(n_slots, types.int64)
-            for slot in range(n_slots):
+            # A loop bound known only at run time keeps own in local memory, not in 2 n_slots registers.
+            for slot in range(totals.shape[1]):
                 own[slot] = feature_hist[tid, slot] if candidate else 0
-            draw = threshold_draws[node * n_features + feature_idx] if threshold_draws.shape[0] > 0 else -1.0
-            gain, order, rank, all_subsets = category_candidates(
-                work, own, candidate, feature_hist[missing_bin], totals[node], draw, criterion, inv_scales,
-                regularization, min_samples_leaf, min_weight_leaf[node], neighbour, left_with_missing, keys, bits,
-            )
+            if not category_candidates(
+                work, own, candidate, feature_hist[missing_bin], totals[node], threshold_draws,
+                node * n_features + feature_idx, criterion, inv_scales, regularization, min_samples_leaf,
+                min_weight_leaf[node], neighbour, left_with_missing, keys, ranks, bits, best_gain, best_order,
+            ):
+                return  # the other specialisation's node
         else:
             for slot in range(n_slots):
                 work[tid, slot] = feature_hist[tid, slot] if candidate else 0
             cuda.syncthreads()
-            prefix_sums(work, tid, neighbour)
+            prefix_sums(work, tid, neighbour, n_slots)
             if threshold_draws.shape[0] > 0:
                 # Non-candidate bins hold zeros: the last prefix sum counts the candidates' rows.
                 # (threshold_draws is flat here, indexed by task: see the module docstring.)
@@ -384,57 +476,74 @@ def _scan_histograms_kernel(n_threads, n_slots, category_words=0):
                 )
                 if best_bin != NO_SPLIT:
                     order = 2 * best_bin + (1 if best_missing_left else 0)
-        best_gain[tid] = gain
-        best_order[tid] = order
+            best_gain[tid] = gain
+            best_order[tid] = order
         cuda.syncthreads()
         best_candidate(best_gain, best_order, tid)
         if category_words:
-            record_category_bits(
-                bits, best_order, candidate, rank, all_subsets, category_bits[node, categorical_idx]
-            )
+            node, feature_idx, categorical_idx = block_task[0], block_task[1], block_task[2]
+            record_category_bits(bits, best_order, ranks, category_bits[node, categorical_idx])
         if tid == 0:
             _write_best(best_gain, best_order, node, feature_idx, gains, bins, missing_left)
 
     return scan_histograms_kernel, jit_kernel(scan_histograms_kernel)
 
 
-def _pick_from_histograms_kernel(
-    hist, hist_rows, totals, categorical_features, n_bins_non_missing, missing_bin, gains, bins, missing_left,
-    category_bits, out_gain, out_feature, out_bin, out_missing_left, out_left_totals, out_next_bin, out_categorical,
-    out_category_bitset,
+@functools.lru_cache(maxsize=None)
+def _pick_from_histograms_kernel(has_categorical):
+    """Phase 2 of the histogram path, ``(python_function, kernel)``; ``has_categorical``: some features are
+    categorical (without, the categorical code is left out: 48 registers, not 63, on sm_80)."""
+
+    def pick_from_histograms_kernel(
+        hist, hist_rows, totals, categorical_features, n_bins_non_missing, missing_bin, gains, bins, missing_left,
+        category_bits, out_gain, out_feature, out_bin, out_missing_left, out_left_totals, out_next_bin,
+        out_categorical, out_category_bitset,
+    ):
+        for node in range(cuda.grid(1), hist_rows.shape[0], cuda.gridsize(1)):
+            best_feature, categorical_idx = record_best_feature(
+                gains, bins, node, categorical_features, out_gain, out_feature, out_bin, out_missing_left,
+                out_left_totals, out_next_bin, out_categorical, out_category_bitset,
+            )
+            if best_feature == NO_SPLIT:
+                continue
+            feature_hist = hist[hist_rows[node], best_feature]
+            if has_categorical and categorical_idx >= 0:
+                out_missing_left[node] = finish_category_split(
+                    feature_hist, category_bits[node, categorical_idx], n_bins_non_missing[best_feature],
+                    missing_bin, missing_left[node, best_feature], totals[node], out_left_totals[node],
+                    out_category_bitset[node],
+                )
+            else:
+                out_missing_left[node], out_next_bin[node] = finish_split_from_histogram(
+                    feature_hist, out_bin[node], n_bins_non_missing[best_feature], missing_bin,
+                    missing_left[node, best_feature], totals[node], out_left_totals[node],
+                )
+
+    return pick_from_histograms_kernel, jit_kernel(pick_from_histograms_kernel)
+
+
+def _launch_phase1_kernels(
+    factory, arguments, feature_mask, categorical_features, n_words, subsets_possible, n_threads, n_slots, xp,
 ):
-    for node in range(cuda.grid(1), hist_rows.shape[0], cuda.gridsize(1)):
-        best_feature, categorical_idx = record_best_feature(
-            gains, bins, node, categorical_features, out_gain, out_feature, out_bin, out_missing_left,
-            out_left_totals, out_next_bin, out_categorical, out_category_bitset,
-        )
-        if best_feature == NO_SPLIT:
-            continue
-        feature_hist = hist[hist_rows[node], best_feature]
-        if categorical_idx >= 0:
-            out_missing_left[node] = finish_category_split(
-                feature_hist, category_bits[node, categorical_idx], n_bins_non_missing[best_feature], missing_bin,
-                missing_left[node, best_feature], totals[node], out_left_totals[node], out_category_bitset[node],
-            )
-        else:
-            out_missing_left[node], out_next_bin[node] = finish_split_from_histogram(
-                feature_hist, out_bin[node], n_bins_non_missing[best_feature], missing_bin,
-                missing_left[node, best_feature], totals[node], out_left_totals[node],
-            )
-
-
-_pick_from_histograms = jit_kernel(_pick_from_histograms_kernel)
-
-
-def _launch_phase1_kernels(factory, n_nodes, n_features, n_categorical, n_words, n_threads, n_slots, xp, args):
-    """Phase 1 of both paths: the numeric features' blocks, then the categorical ones' (``factory``:
-    ``_scan_histograms_kernel`` or ``_scan_rows_kernel``)."""
+    """Phase 1 of both paths (``factory``: ``_scan_histograms_kernel`` or ``_scan_rows_kernel``): a block per
+    (node, feature) over the numeric features (the others masked out), then, when there are categorical
+    features, a block per (node, categorical feature) of the sorted scan and, when every subset may be
+    tried (``subsets_possible``), one of the subsets' (each block does the node of its own kind).
+    ``arguments(feature_mask)``: the kernels' arguments."""
+    n_nodes, n_features = feature_mask.shape
+    n_categorical = categorical_features.shape[0]
     if n_features > 0:
-        _launch_phase1(factory(n_threads, n_slots)[1], n_nodes * n_features, n_threads, n_slots, xp, args)
-    if n_categorical > 0:
         _launch_phase1(
-            factory(n_threads, n_slots, n_words)[1], n_nodes * n_categorical, n_threads, n_slots, xp, args
+            factory(n_threads, n_slots, work_in_shared(n_threads, n_slots))[1], n_nodes * n_features, n_threads,
+            n_slots, xp, arguments(_numeric_feature_mask(feature_mask, categorical_features)),
         )
+    if n_categorical > 0:
+        n_threads = category_threads(n_threads)
+        for all_subsets in (False, True) if subsets_possible else (False,):
+            _launch_phase1(
+                factory(n_threads, n_slots, work_in_shared(n_threads, n_slots), n_words, all_subsets)[1],
+                n_nodes * n_categorical, n_threads, n_slots, xp, arguments(feature_mask),
+            )
 
 
 def find_best_splits_from_histograms(
@@ -459,12 +568,17 @@ def find_best_splits_from_histograms(
     xp = array_namespace(totals)
     gains, bins, missing_left, category_bits = _split_scratch(xp, n_nodes, n_features, n_categorical, n_words)
     _launch_phase1_kernels(
-        _scan_histograms_kernel, n_nodes, n_features, n_categorical, n_words, scan_threads(n_bins), n_slots, xp,
-        (hist, hist_rows, totals, feature_mask, categorical_features, threshold_draws.reshape(-1), n_bins_non_missing,
-         missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, gains, bins,
-         missing_left, category_bits),
+        _scan_histograms_kernel,
+        lambda mask: (
+            hist, hist_rows, totals, mask, categorical_features, threshold_draws.reshape(-1), n_bins_non_missing,
+            missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, gains, bins,
+            missing_left, category_bits,
+        ),
+        feature_mask, categorical_features, n_words, _subsets_possible(criterion, n_slots, threshold_draws),
+        scan_threads(n_bins), n_slots, xp,
     )
-    _pick_from_histograms[max(1, min(-(-n_nodes // PICK_THREADS), MAX_BLOCKS)), PICK_THREADS](
+    pick = _pick_from_histograms_kernel(n_categorical > 0)[1]
+    pick[max(1, min(-(-n_nodes // PICK_THREADS), MAX_BLOCKS)), PICK_THREADS](
         hist, hist_rows, totals, categorical_features, n_bins_non_missing, missing_bin, gains, bins, missing_left,
         category_bits, out_gain, out_feature, out_bin, out_missing_left, out_left_totals, out_next_bin,
         out_categorical, out_category_bitset,
@@ -475,14 +589,15 @@ def find_best_splits_from_histograms(
 
 
 @functools.lru_cache(maxsize=None)
-def _scan_rows_kernel(n_threads, n_slots, category_words=0):
-    """Phase 1 of the row path for ``missing_bin < n_threads``; ``category_words`` as in
-    ``_scan_histograms_kernel``."""
-    use_shared = work_in_shared(n_threads, n_slots)
+def _scan_rows_kernel(n_threads, n_slots, use_shared, category_words=0, all_subsets=False):
+    """Phase 1 of the row path for ``missing_bin < n_threads``; ``use_shared``, ``category_words`` and
+    ``all_subsets`` as in ``_scan_histograms_kernel``."""
     work_shape = (n_threads, n_slots) if use_shared else (1, 1)
     count_slot = n_slots - 1
     prefix_sums, random_candidate, best_candidate = _block_helpers(n_threads, n_slots)
-    category_candidates, record_category_bits = _category_helpers(n_threads, n_slots, max(category_words, 1))
+    bits_shape = (2, max(category_words, 1))
+    category_candidates, record_category_bits = _category_helpers(n_threads, n_slots, bits_shape[1], all_subsets)
+    task_feature = _task_feature(category_words)
 
     def scan_rows_kernel(
         X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride,
@@ -500,9 +615,13 @@ def _scan_rows_kernel(n_threads, n_slots, category_words=0):
         tid = cuda.threadIdx.x
         n_features = X_binned.shape[1]
         task = first_task + cuda.blockIdx.x
-        node, feature_idx, categorical_idx = _task_feature(task, n_features, categorical_features, category_words)
-        # The same branch for the whole block; the categorical features have a launch of their own.
-        if not feature_mask[node, feature_idx] or (categorical_idx >= 0 and not category_words):
+        node, feature_idx, categorical_idx = task_feature(task, n_features, categorical_features)
+        if category_words:
+            # The task, from shared memory at the end: not held in registers through the scan.
+            block_task = cuda.shared.array(3, types.int64)
+            if tid == 0:
+                block_task[0], block_task[1], block_task[2] = node, feature_idx, categorical_idx
+        if not feature_mask[node, feature_idx]:  # the same branch for the whole block
             if tid == 0:
                 gains[node, feature_idx] = -math.inf
                 bins[node, feature_idx] = NO_SPLIT
@@ -538,17 +657,20 @@ def _scan_rows_kernel(n_threads, n_slots, category_words=0):
         candidate = tid < missing_bin and work[tid, count_slot] != 0
         if category_words:
             keys = cuda.shared.array(n_threads, types.float64)
-            bits = cuda.shared.array((2, max(category_words, 1)), types.uint32)
+            ranks = cuda.shared.array(n_threads, types.int32)
+            bits = cuda.shared.array(bits_shape, types.uint32)
             own = cuda.local.array(n_slots, types.int64)
-            for slot in range(n_slots):
+            # A loop bound known only at run time keeps own in local memory, not in 2 n_slots registers.
+            for slot in range(totals.shape[1]):
                 own[slot] = work[tid, slot]
-            draw = threshold_draws[node * n_features + feature_idx] if threshold_draws.shape[0] > 0 else -1.0
-            gain, order, rank, all_subsets = category_candidates(
-                work, own, candidate, missing, totals[node], draw, criterion, inv_scales, regularization,
-                min_samples_leaf, min_weight_leaf[node], neighbour, left_with_missing, keys, bits,
-            )
+            if not category_candidates(
+                work, own, candidate, missing, totals[node], threshold_draws, node * n_features + feature_idx,
+                criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf[node], neighbour,
+                left_with_missing, keys, ranks, bits, best_gain, best_order,
+            ):
+                return  # the other specialisation's node
         else:
-            prefix_sums(work, tid, neighbour)
+            prefix_sums(work, tid, neighbour, n_slots)
             if threshold_draws.shape[0] > 0:
                 # The missing bin's rows come after missing_bin - 1 in the prefix sums.
                 # (threshold_draws is flat here, indexed by task: see the module docstring.)
@@ -570,14 +692,13 @@ def _scan_rows_kernel(n_threads, n_slots, category_words=0):
                 )
                 if best_bin != NO_SPLIT:
                     order = 2 * best_bin + (1 if best_missing_left else 0)
-        best_gain[tid] = gain
-        best_order[tid] = order
+            best_gain[tid] = gain
+            best_order[tid] = order
         cuda.syncthreads()
         best_candidate(best_gain, best_order, tid)
         if category_words:
-            record_category_bits(
-                bits, best_order, candidate, rank, all_subsets, category_bits[node, categorical_idx]
-            )
+            node, feature_idx, categorical_idx = block_task[0], block_task[1], block_task[2]
+            record_category_bits(bits, best_order, ranks, category_bits[node, categorical_idx])
         if tid == 0:
             _write_best(best_gain, best_order, node, feature_idx, gains, bins, missing_left)
 
@@ -585,8 +706,9 @@ def _scan_rows_kernel(n_threads, n_slots, category_words=0):
 
 
 @functools.lru_cache(maxsize=None)
-def _finish_rows_kernel(n_slots, threads):
-    """Phase 2 of the row path: the chosen feature's left and missing sums from the rows."""
+def _finish_rows_kernel(n_slots, threads, has_categorical):
+    """Phase 2 of the row path: the chosen feature's left and missing sums from the rows; ``has_categorical``
+    as in ``_pick_from_histograms_kernel`` (56 registers with it, 47 without, on sm_80)."""
 
     def finish_rows_kernel(
         X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride,
@@ -602,7 +724,9 @@ def _finish_rows_kernel(n_slots, threads):
         for node in range(cuda.blockIdx.x, node_start.shape[0], cuda.gridDim.x):
             # Every thread gets the same answer; no need to share it.
             best_feature, best_gain = pick_best_feature(gains, bins, node)
-            categorical_idx = -1 if best_feature == NO_SPLIT else category_position(categorical_features, best_feature)
+            categorical_idx = -1
+            if has_categorical and best_feature != NO_SPLIT:
+                categorical_idx = category_position(categorical_features, best_feature)
             if tid < n_slots:
                 block_left[tid] = 0
                 block_missing[tid] = 0
@@ -694,13 +818,16 @@ def find_best_splits_from_rows(
     xp = array_namespace(totals)
     gains, bins, missing_left, category_bits = _split_scratch(xp, n_nodes, n_features, n_categorical, n_words)
     _launch_phase1_kernels(
-        _scan_rows_kernel, n_nodes, n_features, n_categorical, n_words, scan_threads(int(missing_bin) + 1), n_slots,
-        xp,
-        (X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride,
-         totals, feature_mask, categorical_features, threshold_draws.reshape(-1), missing_bin, criterion, inv_scales,
-         regularization, min_samples_leaf, min_weight_leaf, gains, bins, missing_left, category_bits),
+        _scan_rows_kernel,
+        lambda mask: (
+            X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats,
+            stats_stride, totals, mask, categorical_features, threshold_draws.reshape(-1), missing_bin, criterion,
+            inv_scales, regularization, min_samples_leaf, min_weight_leaf, gains, bins, missing_left, category_bits,
+        ),
+        feature_mask, categorical_features, n_words, _subsets_possible(criterion, n_slots, threshold_draws),
+        scan_threads(int(missing_bin) + 1), n_slots, xp,
     )
-    finish = _finish_rows_kernel(n_slots, FINISH_ROWS_THREADS)[1]
+    finish = _finish_rows_kernel(n_slots, FINISH_ROWS_THREADS, n_categorical > 0)[1]
     finish[max(1, min(n_nodes, MAX_BLOCKS)), FINISH_ROWS_THREADS](
         X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride,
         totals, categorical_features, missing_bin, gains, bins, missing_left, category_bits, out_gain, out_feature,
@@ -756,20 +883,28 @@ def ptx_specializations():
     many_slots = WORK_SHARED_BYTES // (n_threads * 8) + 1
     specs = []
     for n_slots in PTX_N_SLOTS + (many_slots,):
-        where = "" if work_in_shared(n_threads, n_slots) else "_global"
-        for features, category_words in (("", 0), ("_categorical", PTX_CATEGORY_WORDS)):
+        for features, category_words, all_subsets in (
+            ("", 0, False), ("_categorical", PTX_CATEGORY_WORDS, False),
+            ("_categorical_subsets", PTX_CATEGORY_WORDS, True),
+        ):
+            threads = category_threads(n_threads) if category_words else n_threads
+            use_shared = work_in_shared(threads, n_slots)
+            where = "" if use_shared else "_global"
+            variant = (threads, n_slots, use_shared, category_words, all_subsets)
             specs.append((
                 f"scan_histograms{features}_bins{PTX_N_BINS}_slots{n_slots}{where}",
-                _scan_histograms_kernel(n_threads, n_slots, category_words)[0], scan_hist, n_threads,
+                _scan_histograms_kernel(*variant)[0], scan_hist, threads,
             ))
             specs.append((
-                f"scan_rows{features}_bins{PTX_N_BINS}_slots{n_slots}{where}",
-                _scan_rows_kernel(n_threads, n_slots, category_words)[0], scan_rows, n_threads,
+                f"scan_rows{features}_bins{PTX_N_BINS}_slots{n_slots}{where}", _scan_rows_kernel(*variant)[0],
+                scan_rows, threads,
             ))
-    specs.append(("pick_from_histograms", _pick_from_histograms_kernel, pick_hist, PICK_THREADS))
-    for n_slots in PTX_N_SLOTS + (many_slots,):
+    for has_categorical, suffix in ((False, ""), (True, "_categorical")):
         specs.append((
-            f"finish_rows_slots{n_slots}", _finish_rows_kernel(n_slots, FINISH_ROWS_THREADS)[0], finish_rows,
-            FINISH_ROWS_THREADS,
+            f"pick_from_histograms{suffix}", _pick_from_histograms_kernel(has_categorical)[0], pick_hist, PICK_THREADS
         ))
+    for n_slots in PTX_N_SLOTS + (many_slots,):
+        for has_categorical, suffix in ((False, ""), (True, "_categorical")):
+            finish = _finish_rows_kernel(n_slots, FINISH_ROWS_THREADS, has_categorical)[0]
+            specs.append((f"finish_rows{suffix}_slots{n_slots}", finish, finish_rows, FINISH_ROWS_THREADS))
     return specs
