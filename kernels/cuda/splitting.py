@@ -46,9 +46,13 @@ A scan of all bins by one thread would need about 80 to 170 registers
 (``scan_threshold`` in a loop); one call per thread needs 40 to 60.
 
 Categorical features (``categorical_features``; the rule is in
-``kernels.common``) get phase-1 blocks of their own, a kernel specialisation
+``kernels.common``) get phase-1 blocks of their own, kernel specialisations
 (``category_words``) launched over (node, categorical feature) after the
-numeric one, which sees them masked out: thread ``c`` holds category ``c``,
+numeric one, which sees them masked out: one for the sorted scan and, where
+the criterion and the draws allow it, one for every subset, each block doing
+its node if it is of its kind (both in one kernel cost 10 registers more).
+Phase 2 has specialisations with and without categorical features, so that
+trees without any run today's code. Thread ``c`` holds category ``c``,
 ranks it by ``common.category_order_key`` (ties, and every-subset searches,
 by code) against the block's keys in shared memory and moves its row of the
 work histogram to its rank; then thread ``k - 1`` judges the first ``k``
