@@ -20,6 +20,7 @@ import numpy as np
 
 from .devices import host_free_memory_bytes
 from .kernels.counting import ACTIVE, DeviceCounts, count
+from .tree import CATEGORY_WORDS
 
 DEVICES = ("auto", "cpu", "cuda")
 
@@ -36,6 +37,10 @@ class SplitResult:
     left_totals : ndarray of shape (n_nodes, n_slots), dtype int64
     next_bin : ndarray of shape (n_nodes,), dtype int32
         Lowest occupied non-missing bin above ``bin`` (``NO_SPLIT``: none).
+    categorical : ndarray of shape (n_nodes,), dtype bool
+        A split on a categorical feature (``bin`` and ``next_bin`` are then ``NO_SPLIT``).
+    category_bitset : ndarray of shape (n_nodes, CATEGORY_WORDS), dtype uint32
+        The categories that go left (``tree.Tree.category_bitset``); zero for numeric splits.
     """
 
     gain: np.ndarray
@@ -44,13 +49,16 @@ class SplitResult:
     missing_left: np.ndarray
     left_totals: np.ndarray
     next_bin: np.ndarray
+    categorical: np.ndarray
+    category_bitset: np.ndarray
 
     @staticmethod
     def specs(n_nodes, n_slots):
         """``(shape, dtype)`` of each field, in ``outputs`` order."""
         return [
             ((n_nodes,), np.float64), ((n_nodes,), np.int32), ((n_nodes,), np.int32), ((n_nodes,), np.bool_),
-            ((n_nodes, n_slots), np.int64), ((n_nodes,), np.int32),
+            ((n_nodes, n_slots), np.int64), ((n_nodes,), np.int32), ((n_nodes,), np.bool_),
+            ((n_nodes, CATEGORY_WORDS), np.uint32),
         ]
 
     @classmethod
@@ -58,7 +66,10 @@ class SplitResult:
         return cls(*(np.empty(shape, dtype=dtype) for shape, dtype in cls.specs(n_nodes, n_slots)))
 
     def outputs(self):
-        return self.gain, self.feature, self.bin, self.missing_left, self.left_totals, self.next_bin
+        return (
+            self.gain, self.feature, self.bin, self.missing_left, self.left_totals, self.next_bin, self.categorical,
+            self.category_bitset,
+        )
 
 
 class PackedLayout:
@@ -303,48 +314,63 @@ class Backend:
         return SplitResult(*self._fetched_outputs(SplitResult.specs(n_nodes, n_slots), launch))
 
     def find_best_splits_from_histograms(
-        self, hist, hist_rows, totals, feature_mask, bin_mapper, stats, min_samples_leaf, min_weight_leaf,
-        threshold_draws=None,
+        self, hist, hist_rows, totals, feature_mask, is_categorical, bin_mapper, stats, min_samples_leaf,
+        min_weight_leaf, threshold_draws=None,
     ):
-        """Best split per node; ``threshold_draws`` (n_nodes, n_features) draws random thresholds."""
+        """Best split per node; ``is_categorical`` (n_features,) bool marks the categorical features;
+        ``threshold_draws`` (n_nodes, n_features) draws random thresholds."""
         draws = self._threshold_draws_or_best(threshold_draws, feature_mask.shape[1])
-        hist_rows, totals, feature_mask, n_bins_non_missing, inv_scales, min_weight_leaf = self.to_device_many(
-            hist_rows, totals, feature_mask, bin_mapper.n_bins_non_missing_, stats.inv_scales, min_weight_leaf
+        (hist_rows, totals, feature_mask, categorical_features, n_bins_non_missing, inv_scales,
+         min_weight_leaf) = self.to_device_many(
+            hist_rows, totals, feature_mask, _categorical_features(is_categorical), bin_mapper.n_bins_non_missing_,
+            stats.inv_scales, min_weight_leaf,
         )
         return self._split_result(
             hist_rows.shape[0],
             totals.shape[1],
             lambda outputs: self.kernels.splitting.find_best_splits_from_histograms(
-                hist, hist_rows, totals, feature_mask, draws, n_bins_non_missing, bin_mapper.missing_bin,
-                stats.criterion, inv_scales, stats.regularization, min_samples_leaf, min_weight_leaf, *outputs,
+                hist, hist_rows, totals, feature_mask, categorical_features, draws, n_bins_non_missing,
+                bin_mapper.missing_bin, stats.criterion, inv_scales, stats.regularization, min_samples_leaf,
+                min_weight_leaf, *outputs,
             ),
         )
 
     def find_best_splits_from_rows(
-        self, rows, node_start, node_stop, node_tree, totals, feature_mask, bin_mapper, stats, min_samples_leaf,
-        min_weight_leaf, threshold_draws=None,
+        self, rows, node_start, node_stop, node_tree, totals, feature_mask, is_categorical, bin_mapper, stats,
+        min_samples_leaf, min_weight_leaf, threshold_draws=None,
     ):
         """Best split per node from its rows (read in the histogram layout, ``rows.histogram_bins``);
-        ``threshold_draws`` as in ``find_best_splits_from_histograms``."""
+        ``is_categorical`` and ``threshold_draws`` as in ``find_best_splits_from_histograms``."""
         draws = self._threshold_draws_or_best(threshold_draws, feature_mask.shape[1])
-        node_start, node_stop, node_tree, totals, feature_mask, inv_scales, min_weight_leaf = self.to_device_many(
-            node_start, node_stop, node_tree, totals, feature_mask, stats.inv_scales, min_weight_leaf
+        (node_start, node_stop, node_tree, totals, feature_mask, categorical_features, inv_scales,
+         min_weight_leaf) = self.to_device_many(
+            node_start, node_stop, node_tree, totals, feature_mask, _categorical_features(is_categorical),
+            stats.inv_scales, min_weight_leaf,
         )
         return self._split_result(
             node_start.shape[0],
             totals.shape[1],
             lambda outputs: self.kernels.splitting.find_best_splits_from_rows(
                 rows.histogram_bins, rows.sample_indices, node_start, node_stop, node_tree, rows.sample_counts,
-                rows.row_slot, rows.row_stats, rows.stats_stride, totals, feature_mask, draws, bin_mapper.missing_bin,
-                stats.criterion, inv_scales, stats.regularization, min_samples_leaf, min_weight_leaf, *outputs,
+                rows.row_slot, rows.row_stats, rows.stats_stride, totals, feature_mask, categorical_features, draws,
+                bin_mapper.missing_bin, stats.criterion, inv_scales, stats.regularization, min_samples_leaf,
+                min_weight_leaf, *outputs,
             ),
         )
 
-    def apply_splits(self, rows, node_start, node_stop, n_left, feature, bin, missing_left, missing_bin):
+    def apply_splits(
+        self, rows, node_start, node_stop, n_left, feature, bin, missing_left, missing_bin, categorical,
+        category_bitset,
+    ):
+        """Partition the rows of each node by its split (``categorical``: by ``category_bitset``; host arrays)."""
         scratch = self.xp.empty_like(rows.sample_indices)
+        # Numeric splits alone: the kernels without the categorical test.
+        categories = (categorical, category_bitset) if categorical.any() else (None, None)
+        *splits, categorical, category_bitset = self.to_device_many(
+            node_start, node_stop, n_left, feature, bin, missing_left, *categories
+        )
         self.kernels.partitioning.apply_splits(
-            rows.X_binned, rows.sample_indices, scratch,
-            *self.to_device_many(node_start, node_stop, n_left, feature, bin, missing_left), missing_bin,
+            rows.X_binned, rows.sample_indices, scratch, *splits, missing_bin, categorical, category_bitset
         )
 
     def node_values(self, stats, totals, n_values):
@@ -442,6 +468,12 @@ class Backend:
             self.to_device(X), *self.to_device_many(split_value, node_info, category_bitset, *surrogates), leaves
         )
         return self.to_host(leaves)
+
+
+def _categorical_features(is_categorical):
+    """The kernels' ``categorical_features``: the increasing indices (int32) of the categorical features of
+    ``is_categorical`` (n_features,) bool; the CUDA launchers size the categorical scans by their count."""
+    return np.flatnonzero(is_categorical).astype(np.int32)
 
 
 KERNEL_STAGES = (

@@ -28,7 +28,7 @@ from .backend import SplitResult
 from .best_first import HistogramPool, NodeTable, commit_splits, leaves_to_expand, push_leaves
 from .kernels.common import NO_SPLIT, PURPOSE_COLUMNS
 from .level import allowed_splits, histogram_plan, number_children, split_children, stopping_rules
-from .tree import TREE_LEAF, TREE_UNDEFINED, Tree
+from .tree import CATEGORICAL, CATEGORY_WORDS, NUMERIC, TREE_LEAF, TREE_UNDEFINED, Tree
 
 # Histogram bytes per chunk of a level when nodes draw feature subsets (see _units_per_chunk).
 SUBSET_CHUNK_BYTES = 256 * 1024 * 1024
@@ -151,9 +151,10 @@ class _TreeRecorder:
 
     def add_splits(self, parents, split, left, right):
         """Record the ``split`` (a ``SplitResult``) of each of ``parents`` and its children's indices."""
-        self.splits.append(
-            (parents.tree, parents.node_idx, split.feature, split.bin, split.next_bin, split.missing_left, left, right)
-        )
+        self.splits.append((
+            parents.tree, parents.node_idx, split.feature, split.bin, split.next_bin, split.missing_left, left, right,
+            split.categorical, split.category_bitset,
+        ))
 
     def leaf_ranges(self, tree_idx):
         """``(boundaries, leaves)``: leaf ``leaves[r]`` (a node index) of tree ``tree_idx`` owns the positions
@@ -185,9 +186,17 @@ class _TreeRecorder:
         if self.splits:
             split_columns = [np.concatenate(column) for column in zip(*self.splits)]
         else:
-            split_columns = [np.empty(0, dtype=np.int64)] * 8
-        split_tree, split_node, feature, bin_idx, next_bin, missing_left, left, right = split_columns
-        threshold = bin_mapper.split_thresholds(feature, bin_idx, next_bin) if self.splits else np.empty(0)
+            split_columns = [np.empty(0, dtype=np.int64)] * 8 + [
+                np.empty(0, dtype=bool), np.empty((0, CATEGORY_WORDS), dtype=np.uint32)
+            ]
+        split_tree, split_node, feature, bin_idx, next_bin, missing_left, left, right, categorical, bitset = (
+            split_columns
+        )
+        # A categorical split has no threshold: its categories are in the bitset.
+        numeric = ~categorical
+        threshold = np.full(feature.shape[0], float(TREE_UNDEFINED))
+        threshold[numeric] = bin_mapper.split_thresholds(feature[numeric], bin_idx[numeric], next_bin[numeric])
+        bin_idx = np.where(numeric, bin_idx, TREE_UNDEFINED)
         result = []
         for tree_idx, node_count in enumerate(self.next_node_idx):
             mine = tree == tree_idx
@@ -219,6 +228,8 @@ class _TreeRecorder:
                     depth=per_node(0, np.int64, depth[mine], order),
                 )
             )
+            result[-1].split_type[at] = np.where(categorical[mine_split], CATEGORICAL, NUMERIC)
+            result[-1].category_bitset[at] = bitset[mine_split]
         return result
 
 
@@ -266,6 +277,7 @@ class TreeGrower:
         # a time), not from a node histogram: zeroing and scanning n_bins * n_slots per feature
         # costs more. Measured: a threshold of 96 or of 384 rows, the same time per round.
         self.min_rows_histogram = bin_mapper.max_bins * stats.n_slots // 2
+        self.is_categorical = np.asarray(bin_mapper.is_categorical, dtype=bool)
         self.allowed_features = self._allowed_features()
         self.n_node_features = min(params.max_features, self.allowed_features.shape[1])
         # Every node then evaluates all its tree's features, a child its parent's: siblings can be subtracted.
@@ -505,6 +517,7 @@ class TreeGrower:
         split = SplitResult.empty(nodes.size, stats.n_slots)
         split.feature[:] = NO_SPLIT
         split.gain[:] = -np.inf
+        split.categorical[:] = False
         evaluate = np.flatnonzero(splittable)
         if evaluate.size == 0:
             return split
@@ -522,14 +535,15 @@ class TreeGrower:
             subset_draws = None if draws is None else draws[subset]
             if use_hist:
                 result = self.backend.find_best_splits_from_histograms(
-                    hist, hist_row[positions], nodes.totals[positions], masks[positions], self.bin_mapper, stats,
-                    params.min_samples_leaf, min_weight_leaf[subset], threshold_draws=subset_draws,
+                    hist, hist_row[positions], nodes.totals[positions], masks[positions], self.is_categorical,
+                    self.bin_mapper, stats, params.min_samples_leaf, min_weight_leaf[subset],
+                    threshold_draws=subset_draws,
                 )
             else:
                 result = self.backend.find_best_splits_from_rows(
                     self.rows, nodes.start[positions], nodes.stop[positions], nodes.tree[positions],
-                    nodes.totals[positions], masks[positions], self.bin_mapper, stats, params.min_samples_leaf,
-                    min_weight_leaf[subset], threshold_draws=subset_draws,
+                    nodes.totals[positions], masks[positions], self.is_categorical, self.bin_mapper, stats,
+                    params.min_samples_leaf, min_weight_leaf[subset], threshold_draws=subset_draws,
                 )
             for target, source in zip(split.outputs(), result.outputs()):
                 target[positions] = source
@@ -547,7 +561,7 @@ class TreeGrower:
         split = chosen.split
         self.backend.apply_splits(
             self.rows, chosen.start, chosen.stop, split.left_totals[:, -1].copy(), split.feature, split.bin,
-            split.missing_left, self.bin_mapper.missing_bin,
+            split.missing_left, self.bin_mapper.missing_bin, split.categorical, split.category_bitset,
         )
         tree, depth, start, stop, totals = split_children(
             chosen.tree, chosen.depth, chosen.start, chosen.stop, chosen.totals, split.left_totals
@@ -647,8 +661,8 @@ class _BestFirst:
             tree=nodes.tree, node_idx=nodes.node_idx, depth=nodes.depth, start=nodes.start, stop=nodes.stop,
             totals=nodes.totals, values=values, impurity=impurity, weight=weight, gain=split.gain,
             feature=split.feature, bin=split.bin, missing_left=split.missing_left, left_totals=split.left_totals,
-            next_bin=split.next_bin, can_split=can_split, hist_row=hist_row, left_uid=no_children,
-            right_uid=no_children,
+            next_bin=split.next_bin, categorical=split.categorical, category_bitset=split.category_bitset,
+            can_split=can_split, hist_row=hist_row, left_uid=no_children, right_uid=no_children,
         )
 
     def _histograms(self, nodes, needs_hist, masks, parent_rows):
@@ -694,7 +708,8 @@ class _BestFirst:
             split=SplitResult(
                 gain=table.gain[uids], feature=table.feature[uids], bin=table.bin[uids],
                 missing_left=table.missing_left[uids], left_totals=table.left_totals[uids],
-                next_bin=table.next_bin[uids],
+                next_bin=table.next_bin[uids], categorical=table.categorical[uids],
+                category_bitset=table.category_bitset[uids],
             ),
         )
 

@@ -367,22 +367,30 @@ def pick_best_feature(gains, bins, node):
 
 @njit(cache=True, inline="always")
 def record_best_feature(
-    gains, bins, node, out_gain, out_feature, out_bin, out_missing_left, out_left_totals, out_next_bin
+    gains, bins, node, categorical_features, out_gain, out_feature, out_bin, out_missing_left, out_left_totals,
+    out_next_bin, out_categorical, out_category_bitset,
 ):
     """Write ``node``'s best feature (``pick_best_feature``), gain and bin, and the defaults of its
-    other outputs; returns the feature, ``NO_SPLIT`` if none (the split's other outputs are then final)."""
+    other outputs. Returns ``(feature, category_position)``: the feature, ``NO_SPLIT`` if none (the
+    split's other outputs are then final), and its position in ``categorical_features``, -1 for a
+    numeric one (whose ``bin`` is the threshold bin; a categorical split's is ``NO_SPLIT``)."""
     best_feature, best_gain = pick_best_feature(gains, bins, node)
     out_feature[node] = best_feature
     out_gain[node] = best_gain
     for slot in range(out_left_totals.shape[1]):
         out_left_totals[node, slot] = 0
+    for word in range(out_category_bitset.shape[1]):
+        out_category_bitset[node, word] = 0
     out_next_bin[node] = NO_SPLIT
-    if best_feature == NO_SPLIT:
+    position = -1 if best_feature == NO_SPLIT else category_position(categorical_features, best_feature)
+    out_categorical[node] = position >= 0
+    if best_feature == NO_SPLIT or position >= 0:
         out_bin[node] = NO_SPLIT
-        out_missing_left[node] = False
     else:
         out_bin[node] = bins[node, best_feature]
-    return best_feature
+    if best_feature == NO_SPLIT:
+        out_missing_left[node] = False
+    return best_feature, position
 
 
 @njit(cache=True)
@@ -424,6 +432,130 @@ def finish_split_from_histogram(feature_hist, best_bin, n_bins_non_missing, miss
             break
     missing_left = resolve_missing_left(chosen_missing_left, feature_hist[missing_bin], left_totals, totals)
     return missing_left, next_bin
+
+
+# --- categorical splits ----------------------------------------------------------------
+# A categorical feature's bins are its category codes. A split sends a subset of the node's
+# occupied categories (those with rows) left, the rest right; the candidates are scanned as
+# ``scan_threshold`` scans numeric ones (missing values right, then left, for each), with the
+# left sums of the subset in place of a threshold's. Which subsets are candidates:
+#
+# - the prefixes of the occupied categories ordered by ``category_order_key`` (ties: lower code
+#   first), each of 1 to all of them: the ordering of Fisher (1958) and Breiman et al. (1984,
+#   Theorem 4.5; section 9.4 for regression), under which a sorted scan finds the best subset, for two classes
+#   (the proportion of class 1), regression (the mean target: squared error and Poisson, whose
+#   costs are ``W phi(mean)`` with ``phi`` concave) and ``newton`` without regularization (the
+#   ratio ``G / H``, LightGBM's ``FindBestThresholdCategorical`` and XGBoost's partition-based
+#   splits; with ``l2``/``l1`` the leaf value ``T(G) / (H + l2)``, as XGBoost sorts, a heuristic);
+# - with more than two classes: every split once when the node has at most
+#   ``MAX_EXHAUSTIVE_CATEGORIES`` occupied categories: the ``2**(m - 1)`` subsets that hold the
+#   lowest one (the odd bit masks over the categories in code order, increasing; the others are
+#   their mirror images, the same splits), else the prefixes ordered by the
+#   proportion of the node's majority class, a heuristic (the ordering theorem holds for two
+#   classes only);
+# - random thresholds (extra trees): the one prefix of ``random_threshold_bin(1, m, u)``
+#   categories in the ordering above (``m >= 2``).
+#
+# Categories with no rows at a node go with its missing values (``category_bitset``).
+
+# Most occupied categories of a node searched by every subset (multiclass): 32 splits, one per
+# thread of the smallest CUDA block (kernels/cuda/splitting.py).
+MAX_EXHAUSTIVE_CATEGORIES = 6
+
+
+@njit(cache=True, inline="always")
+def category_position(categorical_features, feature_idx):
+    """Position of ``feature_idx`` in the increasing ``categorical_features``, -1 if it is numeric."""
+    for position in range(categorical_features.shape[0]):
+        if categorical_features[position] == feature_idx:
+            return position
+    return -1
+
+
+@njit(cache=True, inline="always")
+def has_category(bits, code):
+    """Whether bit ``code % 32`` of word ``code // 32`` of ``bits`` (uint32 words) is set."""
+    return ((bits[code >> 5] >> (code & 31)) & 1) == 1
+
+
+@njit(cache=True, inline="always")
+def category_goes_left(bin_idx, left_categories, missing_left, missing_bin):
+    """Whether a row with ``bin_idx`` in the split feature goes left at a categorical split;
+    ``left_categories``: the node's row of ``category_bitset``."""
+    if bin_idx == missing_bin:
+        return missing_left
+    return has_category(left_categories, bin_idx)
+
+
+@njit(cache=True, inline="always")
+def searches_all_subsets(criterion, n_stat_slots, n_categories, draw):
+    """Whether a categorical scan tries every subset: more than two classes, at most
+    ``MAX_EXHAUSTIVE_CATEGORIES`` occupied categories, best splits (``draw < 0``)."""
+    return (
+        draw < 0.0 and criterion <= MISCLASSIFICATION and n_stat_slots > 2
+        and n_categories <= MAX_EXHAUSTIVE_CATEGORIES
+    )
+
+
+@njit(cache=True, inline="always")
+def category_order_key(criterion, category, parent, n_stat_slots, inv_scales, regularization):
+    """Sort key of one category, its histogram row ``category`` (n_slots,) int64 (see above).
+
+    Two classes: the proportion of class 1; more: of the class the ``parent``
+    totals have most of (the lowest such class); squared error and Poisson:
+    the mean target; ``newton``: ``T(G) / (H + l2)``. 0 where the denominator
+    is not positive, so that a key is never NaN.
+    """
+    if criterion <= MISCLASSIFICATION:
+        target = 1
+        if n_stat_slots != 2:
+            target = 0
+            for slot in range(1, n_stat_slots):
+                if parent[slot] * inv_scales[slot] > parent[target] * inv_scales[target]:
+                    target = slot
+        numerator = category[target] * inv_scales[target]
+        denominator = node_weight(criterion, category, category, PARENT, n_stat_slots, inv_scales)
+    elif criterion == NEWTON:
+        l2, l1 = regularization
+        numerator = threshold_l1(category[0] * inv_scales[0], l1)
+        denominator = category[1] * inv_scales[1] + l2
+    else:
+        numerator = category[1] * inv_scales[1]
+        denominator = category[0] * inv_scales[0]
+    return numerator / denominator if denominator > 0.0 else 0.0
+
+
+@njit(cache=True, inline="always")
+def category_bitset(category_bits, missing_left, out_bitset):
+    """``out_bitset`` (n_words,) uint32: the chosen left categories ``category_bits[0]``, plus, when missing
+    values go left, every category without rows at the node (not in ``category_bits[1]``)."""
+    for word in range(out_bitset.shape[0]):
+        left = category_bits[0, word]
+        if missing_left:
+            left |= ~category_bits[1, word]
+        out_bitset[word] = left
+
+
+@njit(cache=True)
+def finish_category_split(feature_hist, category_bits, n_bins_non_missing, missing_bin, chosen_missing_left, totals,
+                          left_totals, out_bitset):
+    """Left totals, missing direction and left categories of a node's chosen categorical split.
+
+    ``feature_hist`` (n_bins, n_slots): the node's histogram of the feature;
+    ``category_bits`` (2, n_words) uint32: the chosen left categories and the
+    occupied ones, from the scan. Fills ``left_totals`` (n_slots,) and
+    ``out_bitset`` (n_words,); returns ``missing_left`` (``resolve_missing_left``).
+    """
+    n_slots = totals.shape[0]
+    for slot in range(n_slots):
+        left_totals[slot] = 0
+    for code in range(n_bins_non_missing):
+        if has_category(category_bits[0], code):
+            for slot in range(n_slots):
+                left_totals[slot] += feature_hist[code, slot]
+    missing_left = resolve_missing_left(chosen_missing_left, feature_hist[missing_bin], left_totals, totals)
+    category_bitset(category_bits, missing_left, out_bitset)
+    return missing_left
 
 
 @njit(cache=True, inline="always")

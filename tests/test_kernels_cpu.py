@@ -509,19 +509,22 @@ def run_split_kernels(rows, stats, totals, masks, min_samples_leaf, min_weight_l
             "missing_left": np.ones(n_nodes, dtype=bool),
             "left_totals": np.full((n_nodes, n_slots), 99, dtype=np.int64),
             "next_bin": np.full(n_nodes, 99, dtype=np.int32),
+            "categorical": np.ones(n_nodes, dtype=bool),
+            "category_bitset": np.full((n_nodes, CATEGORY_WORDS), 99, dtype=np.uint32),
         }
 
     common_args = (stats.criterion, stats.inv_scales, stats.regularization, min_samples_leaf, min_weight_leaf)
+    no_categorical = np.empty(0, dtype=np.int32)
     from_hist = outputs()
     splitting.find_best_splits_from_histograms(
-        hist, hist_rows, totals, masks, draws, rows["n_bins_non_missing"], rows["missing_bin"], *common_args,
-        *from_hist.values(),
+        hist, hist_rows, totals, masks, no_categorical, draws, rows["n_bins_non_missing"], rows["missing_bin"],
+        *common_args, *from_hist.values(),
     )
     from_rows = outputs()
     splitting.find_best_splits_from_rows(
         rows["X_binned"], rows["sample_indices"], rows["node_start"], rows["node_stop"], rows["node_tree"],
-        rows["sample_counts"], stats.row_slot, stats.row_stats, stats.stats_stride, totals, masks, draws,
-        rows["missing_bin"],
+        rows["sample_counts"], stats.row_slot, stats.row_stats, stats.stats_stride, totals, masks, no_categorical,
+        draws, rows["missing_bin"],
         *common_args, *from_rows.values(),
     )
     return from_hist, from_rows

@@ -7,7 +7,9 @@ drawn up to three times, missing bins, one-row and empty nodes, feature masks
 The CUDA kernels scan the bins in parallel and reduce; the CPU scans them in
 order, so exact ties (misclassification's dyadic weights, duplicated
 features) check that the reduction picks the CPU's candidate. Random
-thresholds (extra trees) run through the same comparison. Launch
+thresholds (extra trees) run through the same comparison, and so do
+categorical features (their own blocks: the categories ranked in the block,
+every subset tried for few categories of many classes). Launch
 constants are small under the simulator (every CUDA thread is a Python
 thread) except in the 256-bin test.
 """
@@ -23,6 +25,7 @@ from gpuforest.kernels.common import NO_SPLIT
 from gpuforest.kernels.cpu import sampling as cpu_sampling
 from gpuforest.kernels.cpu import splitting as cpu_splitting
 from gpuforest.kernels.cuda import splitting as cuda_splitting
+from gpuforest.tree import CATEGORY_WORDS
 
 try:
     from .test_kernels_cpu import CRITERIA, make_statistics
@@ -31,7 +34,7 @@ except ImportError:
     from test_kernels_cpu import CRITERIA, make_statistics
     from test_kernels_cuda_histogram import cpu_histograms, cpu_totals, make_batch
 
-OUTPUTS = ("gain", "feature", "bin", "missing_left", "left_totals", "next_bin")
+OUTPUTS = ("gain", "feature", "bin", "missing_left", "left_totals", "next_bin", "categorical", "category_bitset")
 
 
 @pytest.fixture
@@ -58,34 +61,44 @@ def garbage_outputs(n_nodes, n_slots):
         "missing_left": np.ones(n_nodes, dtype=bool),
         "left_totals": np.full((n_nodes, n_slots), 99, dtype=np.int64),
         "next_bin": np.full(n_nodes, 99, dtype=np.int32),
+        "categorical": np.ones(n_nodes, dtype=bool),
+        "category_bitset": np.full((n_nodes, CATEGORY_WORDS), 99, dtype=np.uint32),
     }
 
 
-def run_both(module, batch, stats, totals, masks, min_samples_leaf, min_weight_leaf, hist, hist_rows, draws=None):
+def run_both(
+    module, batch, stats, totals, masks, min_samples_leaf, min_weight_leaf, hist, hist_rows, draws=None,
+    categorical_features=None,
+):
     """Both split paths of ``module`` (cpu or cuda); returns their outputs as two dicts.
 
     ``draws`` (n_nodes, n_features) asks for random thresholds; ``None``, for the best ones.
+    ``categorical_features``: the categorical features' indices (None: none).
     """
+    if categorical_features is None:
+        categorical_features = np.empty(0, dtype=np.int32)
     common_args = (stats.criterion, stats.inv_scales, stats.regularization, min_samples_leaf, min_weight_leaf)
     n_nodes = totals.shape[0]
     if draws is None:
         draws = np.empty((0, masks.shape[1]))
     from_hist = garbage_outputs(n_nodes, stats.n_slots)
     module.find_best_splits_from_histograms(
-        hist, hist_rows, totals, masks, draws, batch["n_bins_non_missing"], batch["missing_bin"], *common_args,
-        *from_hist.values(),
+        hist, hist_rows, totals, masks, categorical_features, draws, batch["n_bins_non_missing"],
+        batch["missing_bin"], *common_args, *from_hist.values(),
     )
     from_rows = garbage_outputs(n_nodes, stats.n_slots)
     module.find_best_splits_from_rows(
         batch["X_binned"], batch["sample_indices"], batch["node_start"], batch["node_stop"], batch["node_tree"],
-        batch["sample_counts"], stats.row_slot, stats.row_stats, stats.stats_stride, totals, masks, draws,
-        batch["missing_bin"],
+        batch["sample_counts"], stats.row_slot, stats.row_stats, stats.stats_stride, totals, masks,
+        categorical_features, draws, batch["missing_bin"],
         *common_args, *from_rows.values(),
     )
     return from_hist, from_rows
 
 
-def assert_cuda_matches_cpu(batch, stats, masks, min_samples_leaf, min_weight_leaf, rng, draws=None):
+def assert_cuda_matches_cpu(
+    batch, stats, masks, min_samples_leaf, min_weight_leaf, rng, draws=None, categorical_features=None
+):
     """CUDA == CPU for both paths, bit for bit; returns the CPU's histogram-path result."""
     totals = cpu_totals(batch, stats)
     node_hist = cpu_histograms(batch, stats)
@@ -94,7 +107,9 @@ def assert_cuda_matches_cpu(batch, stats, masks, min_samples_leaf, min_weight_le
     hist = rng.integers(-(10**6), 10**6, (n_nodes + 2,) + node_hist.shape[1:])
     hist_rows = rng.permutation(n_nodes + 2)[:n_nodes].astype(np.int64)
     hist[hist_rows] = node_hist
-    args = (batch, stats, totals, masks, min_samples_leaf, min_weight_leaf, hist, hist_rows, draws)
+    args = (
+        batch, stats, totals, masks, min_samples_leaf, min_weight_leaf, hist, hist_rows, draws, categorical_features
+    )
     expected_hist, expected_rows = run_both(cpu_splitting, *args)
     got_hist, got_rows = run_both(cuda_splitting, *args)
     for name in OUTPUTS:
@@ -178,9 +193,10 @@ def test_splits_match_cpu_with_256_bins():
     assert (expected["feature"] != NO_SPLIT).all()
 
 
-def test_splits_match_cpu_with_work_histograms_in_global_scratch(small_launches, monkeypatch):
+@pytest.mark.parametrize("categorical_features", [None, (0, 2)])
+def test_splits_match_cpu_with_work_histograms_in_global_scratch(categorical_features, small_launches, monkeypatch):
     """Many classes: the work histograms go to global scratch, in several launches of 5 blocks;
-    phase 2 on one block (grid-stride over the nodes)."""
+    phase 2 on one block (grid-stride over the nodes). Numeric features, and two categorical ones."""
     monkeypatch.setattr(cuda_splitting, "WORK_SHARED_BYTES", 0)
     monkeypatch.setattr(cuda_splitting, "MAX_BLOCKS", 1)
     monkeypatch.setattr(cuda_splitting, "WORK_SCRATCH_BYTES", 5 * 16 * 4 * 8)
@@ -189,7 +205,11 @@ def test_splits_match_cpu_with_work_histograms_in_global_scratch(small_launches,
     stats = make_statistics(rng, "entropy", 30)
     n_nodes = batch["node_start"].size
     masks = np.ones((n_nodes, 3), dtype=bool)
-    expected = assert_cuda_matches_cpu(batch, stats, masks, 2, np.zeros(n_nodes), rng)
+    if categorical_features is not None:
+        categorical_features = np.array(categorical_features, dtype=np.int32)
+    expected = assert_cuda_matches_cpu(
+        batch, stats, masks, 2, np.zeros(n_nodes), rng, categorical_features=categorical_features
+    )
     assert np.sum(expected["feature"] != NO_SPLIT) >= 2
 
 
@@ -336,6 +356,52 @@ def test_ptx_specializations_are_well_formed():
     for name, function, argument_types, block in specs:
         assert callable(function) and isinstance(argument_types, tuple) and block > 0
     for n_slots in (3, 4, 11):
-        assert f"scan_histograms_bins256_slots{n_slots}" in names
-        assert f"scan_rows_bins256_slots{n_slots}" in names
+        for features in ("", "_categorical"):
+            assert f"scan_histograms{features}_bins256_slots{n_slots}" in names
+            assert f"scan_rows{features}_bins256_slots{n_slots}" in names
         assert f"finish_rows_slots{n_slots}" in names
+
+
+# --- categorical features -------------------------------------------------------------
+
+# criterion (three classes, or regression, newton), bins, min_samples_leaf, random thresholds
+CATEGORICAL_CASES = [
+    ("gini", 7, 1, False),  # at most 6 categories: every subset
+    ("entropy", 16, 2, False),  # up to 15: the majority class's order
+    ("squared_error", 16, 1, False),
+    ("newton", 16, 1, True),
+]
+
+
+@pytest.mark.parametrize("criterion, max_bins, min_samples_leaf, random", CATEGORICAL_CASES)
+def test_categorical_splits_match_cpu(criterion, max_bins, min_samples_leaf, random, small_launches):
+    """Both split paths, features 0 and 2 categorical (1 numeric, evaluated by some nodes), bit for bit:
+    gains, bitsets, totals."""
+    rng = np.random.default_rng(CATEGORICAL_CASES.index((criterion, max_bins, min_samples_leaf, random)))
+    batch = make_batch(rng, n_samples=36, max_bins=max_bins, n_sub_nodes=1, small_nodes=False)
+    stats = make_statistics(rng, criterion, 36, l2_regularization=1.0 if criterion == "newton" else 0.0)
+    n_nodes = batch["node_start"].shape[0]
+    masks = rng.random((n_nodes, 3)) < 0.8
+    masks[0] = True
+    draws = rng.random((n_nodes, 3)) if random else None
+    expected = assert_cuda_matches_cpu(
+        batch, stats, masks, min_samples_leaf, np.zeros(n_nodes), rng, draws=draws,
+        categorical_features=np.array([0, 2], dtype=np.int32),
+    )
+    assert expected["categorical"].any()  # the test is not vacuous
+
+
+def test_every_subset_order_and_ties_match_cpu(small_launches):
+    """Duplicated categorical features tie (the lowest wins); every subset tried (at most 6 categories),
+    one per thread of a block larger than the bins' (32 threads for 8 bins)."""
+    rng = np.random.default_rng(11)
+    batch = make_batch(rng, n_samples=40, n_features=3, max_bins=7, n_trees=1, n_sub_nodes=2, small_nodes=False)
+    batch["X_binned"][:, 2] = batch["X_binned"][:, 0]
+    batch["n_bins_non_missing"][2] = batch["n_bins_non_missing"][0]
+    stats = make_statistics(rng, "gini", 40)
+    n_nodes = batch["node_start"].shape[0]
+    expected = assert_cuda_matches_cpu(
+        batch, stats, np.ones((n_nodes, 3), dtype=bool), 1, np.zeros(n_nodes), rng,
+        categorical_features=np.array([0, 2], dtype=np.int32),
+    )
+    assert expected["feature"][0] == 0 and expected["categorical"][0]

@@ -4,20 +4,22 @@ In two parallel passes over chunks of rows (``chunks.node_chunks``, so that
 the few large nodes near the root keep every core busy): each chunk writes
 its left rows forwards and its right rows backwards into its own range of
 ``scratch``; then each chunk copies them to their final positions, after the
-left (right) rows of its node's earlier chunks.
+left (right) rows of its node's earlier chunks. A row goes left by
+``common.goes_left`` at a numeric split, by ``common.category_goes_left`` (its
+bin's bit in the node's bitset) at a categorical one.
 """
 
 import numpy as np
 from numba import njit, prange
 
-from ..common import goes_left
+from ..common import category_goes_left, goes_left
 from .chunks import chunk_range, node_chunks, rows_per_chunk
 from .prefetch import PREFETCH_DISTANCE, is_sparse, prefetch_row
 
 
 def apply_splits(
     X_binned, sample_indices, scratch, node_start, node_stop, n_left, split_feature, split_bin,
-    split_missing_left, missing_bin,
+    split_missing_left, missing_bin, split_categorical=None, split_category_bitset=None,
 ):
     """Partition ``sample_indices[node_start:node_stop]`` of every split node.
 
@@ -32,17 +34,24 @@ def apply_splits(
     node_start, node_stop, n_left : ndarray of shape (n_nodes,), dtype int64
     split_feature, split_bin : ndarray of shape (n_nodes,), dtype int32
     split_missing_left : ndarray of shape (n_nodes,), dtype bool
+    missing_bin : int
+    split_categorical : ndarray of shape (n_nodes,), dtype bool, or None
+        Categorical splits: a row goes left when its bin's bit is set in the
+        node's row of ``split_category_bitset`` (n_nodes, n_words) uint32
+        (``common.category_goes_left``), not by ``split_bin``. None (both):
+        every split is numeric.
     """
     _apply_splits(
         X_binned, sample_indices, scratch, node_start, node_stop, n_left, split_feature, split_bin,
-        split_missing_left, missing_bin, rows_per_chunk(node_start, node_stop),
+        split_missing_left, missing_bin, split_categorical, split_category_bitset,
+        rows_per_chunk(node_start, node_stop),
     )
 
 
 @njit(parallel=True, cache=True)
 def _apply_splits(
     X_binned, sample_indices, scratch, node_start, node_stop, n_left, split_feature, split_bin,
-    split_missing_left, missing_bin, chunk_rows,
+    split_missing_left, missing_bin, split_categorical, split_category_bitset, chunk_rows,
 ):
     """``apply_splits`` with tasks of at most ``chunk_rows`` rows."""
     first_chunk, chunk_node = node_chunks(node_start, node_stop, chunk_rows)
@@ -51,14 +60,14 @@ def _apply_splits(
     for chunk in prange(n_chunks):
         node = chunk_node[chunk]
         start, stop = chunk_range(chunk, node, first_chunk, node_start, node_stop, chunk_rows)
-        feature_idx = split_feature[node]
         split = (split_bin[node], split_missing_left[node], missing_bin)
-        # Scattered rows: their bins are prefetched (in a version of its own: the test slows dense nodes).
-        column = X_binned[:, feature_idx]
-        if is_sparse(sample_indices, start, stop):
-            chunk_left[chunk] = _partition_chunk(column, sample_indices, scratch, start, stop, *split, column)
+        column = X_binned[:, split_feature[node]]
+        if split_categorical is not None and split_categorical[node]:
+            chunk_left[chunk] = _partition_rows(
+                column, sample_indices, scratch, start, stop, *split, split_category_bitset[node]
+            )
         else:
-            chunk_left[chunk] = _partition_chunk(column, sample_indices, scratch, start, stop, *split, None)
+            chunk_left[chunk] = _partition_rows(column, sample_indices, scratch, start, stop, *split, None)
     # Where each chunk's left and right rows go: after those of its node's earlier chunks.
     left_to = np.empty(n_chunks, dtype=np.int64)
     right_to = np.empty(n_chunks, dtype=np.int64)
@@ -80,13 +89,31 @@ def _apply_splits(
 
 
 @njit(cache=True)
+def _partition_rows(
+    column, sample_indices, scratch, start, stop, threshold_bin, missing_left, missing_bin, left_categories
+):
+    """``_partition_chunk``, with prefetching where the rows are scattered (in a version of its own: the
+    test slows dense nodes)."""
+    if is_sparse(sample_indices, start, stop):
+        return _partition_chunk(
+            column, sample_indices, scratch, start, stop, threshold_bin, missing_left, missing_bin, column,
+            left_categories,
+        )
+    return _partition_chunk(
+        column, sample_indices, scratch, start, stop, threshold_bin, missing_left, missing_bin, None, left_categories
+    )
+
+
+@njit(cache=True)
 def _partition_chunk(
-    column, sample_indices, scratch, start, stop, threshold_bin, missing_left, missing_bin, prefetch_column
+    column, sample_indices, scratch, start, stop, threshold_bin, missing_left, missing_bin, prefetch_column,
+    left_categories,
 ):
     """Write the left rows of positions ``[start, stop)`` to ``scratch`` from ``start`` on, the right ones
     from ``stop - 1`` down; return how many go left.
 
-    ``column``: the split feature's bins; ``prefetch_column``: the same, to prefetch from, or None: no prefetching.
+    ``column``: the split feature's bins; ``prefetch_column``: the same, to prefetch from, or None: no prefetching;
+    ``left_categories``: the node's row of the category bitset at a categorical split, None at a numeric one.
     """
     left_position = start
     right_position = stop - 1
@@ -94,7 +121,10 @@ def _partition_chunk(
         if prefetch_column is not None and position + PREFETCH_DISTANCE < stop:
             prefetch_row(prefetch_column, sample_indices[np.uint64(position + PREFETCH_DISTANCE)])
         row = sample_indices[np.uint64(position)]
-        left = goes_left(column[np.uint32(row)], threshold_bin, missing_left, missing_bin)
+        if left_categories is None:
+            left = goes_left(column[np.uint32(row)], threshold_bin, missing_left, missing_bin)
+        else:
+            left = category_goes_left(column[np.uint32(row)], left_categories, missing_left, missing_bin)
         # A select, not a branch: which side a row goes to is unpredictable.
         scratch[np.uint64(left_position if left else right_position)] = row
         left_position += left

@@ -24,6 +24,14 @@ rows with bin ``<= b`` go left), judged by ``common.scan_threshold`` as above
 (missing right, then missing left; ``min_samples_leaf`` and
 ``min_weight_leaf`` can reject it, and then the feature gives no split). The
 best feature among the candidates is chosen as above.
+
+Categorical features (``categorical_features``, increasing indices) are
+scanned by ``_best_category_split``: subsets of the node's occupied
+categories, the candidates of ``kernels.common``'s categorical rule, in its
+order, each with missing values right then left; the chosen subset is kept
+per (node, feature) as ``category_bits`` and becomes the node's
+``out_category_bitset`` (``common.finish_category_split``). Ties among
+features go to the lowest feature, numeric or categorical.
 """
 
 import math
@@ -32,8 +40,8 @@ import numpy as np
 from numba import njit, prange
 
 from ..common import (
-    NEWTON, NO_SPLIT, finish_split_from_histogram, newton_cost, parent_cost, random_threshold_bin,
-    record_best_feature, scan_threshold,
+    NEWTON, NO_SPLIT, category_order_key, category_position, finish_category_split, finish_split_from_histogram,
+    newton_cost, parent_cost, random_threshold_bin, record_best_feature, scan_threshold, searches_all_subsets,
 )
 
 # Blocks of nodes of find_best_splits_from_rows (one buffer each; many, so that the threads share the work).
@@ -107,6 +115,98 @@ def _best_threshold(
         feature_hist, node_totals, cost, low_bin, first_bin, last_bin, missing, criterion, n_stat_slots, inv_scales,
         regularization, min_samples_leaf, min_weight_leaf, left, left_with_missing,
     )
+
+
+@njit(cache=True)
+def _category_scratch(n_bins):
+    """The scratch arrays of ``_best_category_split``: ``(categories, keys)``, the occupied categories
+    and their sort keys."""
+    return np.empty(n_bins, dtype=np.int64), np.empty(n_bins)
+
+
+@njit(cache=True)
+def _best_category_split(
+    feature_hist, node_totals, low_bin, n_bins_non_missing, missing_bin, draw, criterion, inv_scales, regularization,
+    min_samples_leaf, min_weight_leaf, left, left_with_missing, categories, keys, category_bits,
+):
+    """Best ``(gain, candidate, missing_left)`` of one node's histogram (n_bins, n_slots) of a categorical feature.
+
+    The candidates are the subsets of ``kernels.common``'s categorical rule
+    (``candidate``: how many of the ordered categories go left, or the bit mask
+    of a subset when every subset is tried). ``category_bits`` (2, n_words)
+    uint32 receives the chosen subset's categories (none when no candidate is
+    allowed) and the occupied ones. ``low_bin``, ``draw`` and the scratch
+    ``left``, ``left_with_missing`` as in ``_best_threshold``; ``categories``
+    (n_bins,) int64 and ``keys`` (n_bins,) float64 (``_category_scratch``).
+    """
+    n_slots = feature_hist.shape[1]
+    n_stat_slots = n_slots - 1
+    category_bits[:] = 0
+    n_categories = 0
+    for code in range(low_bin, n_bins_non_missing):
+        if feature_hist[code, n_stat_slots] != 0:
+            categories[n_categories] = code
+            n_categories += 1
+            category_bits[1, code >> 5] |= 1 << (code & 31)
+    all_subsets = searches_all_subsets(criterion, n_stat_slots, n_categories, draw)
+    if not all_subsets:
+        _order_categories(
+            feature_hist, node_totals, categories, keys, n_categories, criterion, n_stat_slots, inv_scales,
+            regularization,
+        )
+    cost = parent_cost(criterion, node_totals, n_stat_slots, inv_scales, regularization)
+    missing = feature_hist[missing_bin]
+    has_missing = missing[n_stat_slots] > 0
+    best_gain, best_candidate, best_missing_left = -math.inf, NO_SPLIT, False
+    if all_subsets:
+        for subset in range(1, 1 << n_categories, 2):
+            left[:] = 0
+            for position in range(n_categories):
+                if (subset >> position) & 1:
+                    left += feature_hist[categories[position]]
+            best_gain, best_candidate, best_missing_left = scan_threshold(
+                subset, node_totals, cost, left, missing, left_with_missing, has_missing, best_gain, best_candidate,
+                best_missing_left, criterion, n_stat_slots, inv_scales, regularization, min_samples_leaf,
+                min_weight_leaf,
+            )
+    else:
+        first, last = 1, n_categories
+        if draw >= 0.0:
+            first = last = random_threshold_bin(1, n_categories, draw) if n_categories >= 2 else 0
+        left[:] = 0
+        for n_left in range(1, last + 1):
+            left += feature_hist[categories[n_left - 1]]
+            if n_left >= first:
+                best_gain, best_candidate, best_missing_left = scan_threshold(
+                    n_left, node_totals, cost, left, missing, left_with_missing, has_missing, best_gain,
+                    best_candidate, best_missing_left, criterion, n_stat_slots, inv_scales, regularization,
+                    min_samples_leaf, min_weight_leaf,
+                )
+    if best_candidate != NO_SPLIT:
+        for position in range(n_categories):
+            goes_left = ((best_candidate >> position) & 1) == 1 if all_subsets else position < best_candidate
+            if goes_left:
+                code = categories[position]
+                category_bits[0, code >> 5] |= 1 << (code & 31)
+    return best_gain, best_candidate, best_missing_left
+
+
+@njit(cache=True)
+def _order_categories(
+    feature_hist, node_totals, categories, keys, n_categories, criterion, n_stat_slots, inv_scales, regularization,
+):
+    """Sort ``categories[:n_categories]`` (increasing codes) by ``common.category_order_key``, ties by code
+    (a stable insertion sort: a node has at most 255 categories, most far fewer)."""
+    for position in range(n_categories):
+        code = categories[position]
+        key = category_order_key(criterion, feature_hist[code], node_totals, n_stat_slots, inv_scales, regularization)
+        later = position
+        while later > 0 and keys[later - 1] > key:
+            keys[later] = keys[later - 1]
+            categories[later] = categories[later - 1]
+            later -= 1
+        keys[later] = key
+        categories[later] = code
 
 
 def _scan_bins_for(has_missing):
@@ -227,9 +327,9 @@ def _newton_candidate_gain(
 
 @njit(parallel=True, cache=True)
 def find_best_splits_from_histograms(
-    hist, hist_rows, totals, feature_mask, threshold_draws, n_bins_non_missing, missing_bin, criterion, inv_scales,
-    regularization, min_samples_leaf, min_weight_leaf, out_gain, out_feature, out_bin, out_missing_left,
-    out_left_totals, out_next_bin,
+    hist, hist_rows, totals, feature_mask, categorical_features, threshold_draws, n_bins_non_missing, missing_bin,
+    criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, out_gain, out_feature, out_bin,
+    out_missing_left, out_left_totals, out_next_bin, out_categorical, out_category_bitset,
 ):
     """Best split of every node from its histogram.
 
@@ -240,6 +340,8 @@ def find_best_splits_from_histograms(
         The histogram of each node: ``hist[hist_rows[node]]``.
     totals : ndarray of shape (n_nodes, n_slots), dtype int64
     feature_mask : ndarray of shape (n_nodes, n_features), dtype bool
+    categorical_features : ndarray of shape (n_categorical,), dtype int32
+        The categorical features, increasing (their bins are category codes).
     threshold_draws : ndarray of shape (n_nodes, n_features) or (0, n_features), dtype float64
         The uniform of each (node, feature) for random thresholds (see the
         module docstring); with no rows, the best threshold of every feature.
@@ -261,50 +363,82 @@ def find_best_splits_from_histograms(
         Lowest non-missing bin above ``out_bin`` that holds rows of the node
         (``NO_SPLIT`` if none): the raw threshold goes half-way between the
         two, as CART puts it half-way between neighbouring values.
+    out_categorical : ndarray of shape (n_nodes,), dtype bool
+        Whether the split is on a categorical feature (its ``out_bin`` and
+        ``out_next_bin`` are then ``NO_SPLIT``).
+    out_category_bitset : ndarray of shape (n_nodes, n_words), dtype uint32
+        The categories that go left (``gpuforest.tree``'s ``category_bitset``):
+        the chosen ones, and those without rows at the node when missing
+        values go left; zero for numeric splits.
     """
     n_nodes = hist_rows.shape[0]
     n_features, n_slots = hist.shape[1], hist.shape[3]
     gains = np.empty((n_nodes, n_features))
     bins = np.empty((n_nodes, n_features), dtype=np.int32)
     missing_left = np.empty((n_nodes, n_features), dtype=np.bool_)
+    category_bits = _category_bits_scratch(n_nodes, categorical_features, out_category_bitset)
     random_thresholds = threshold_draws.shape[0] > 0
     n_tasks = n_nodes * n_features
     n_blocks = min(n_tasks, TASK_BLOCKS)
     for block in prange(n_blocks):
         scratch = _scan_scratch(hist.shape[2], n_slots)
+        categories, keys = _category_scratch(hist.shape[2])
         for task in range(block * n_tasks // n_blocks, (block + 1) * n_tasks // n_blocks):
             node = task // n_features
             feature_idx = task % n_features
             best_gain, best_bin, best_missing_left = -math.inf, NO_SPLIT, False
             if feature_mask[node, feature_idx]:
                 draw = threshold_draws[node, feature_idx] if random_thresholds else -1.0
-                best_gain, best_bin, best_missing_left = _best_threshold(
-                    hist[hist_rows[node], feature_idx], totals[node], 0, n_bins_non_missing[feature_idx],
-                    missing_bin, draw, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf[node],
-                    *scratch,
-                )
+                position = category_position(categorical_features, feature_idx)
+                if position >= 0:
+                    best_gain, best_bin, best_missing_left = _best_category_split(
+                        hist[hist_rows[node], feature_idx], totals[node], 0, n_bins_non_missing[feature_idx],
+                        missing_bin, draw, criterion, inv_scales, regularization, min_samples_leaf,
+                        min_weight_leaf[node], scratch[0], scratch[1], categories, keys, category_bits[node, position],
+                    )
+                else:
+                    best_gain, best_bin, best_missing_left = _best_threshold(
+                        hist[hist_rows[node], feature_idx], totals[node], 0, n_bins_non_missing[feature_idx],
+                        missing_bin, draw, criterion, inv_scales, regularization, min_samples_leaf,
+                        min_weight_leaf[node], *scratch,
+                    )
             gains[node, feature_idx] = best_gain
             bins[node, feature_idx] = best_bin
             missing_left[node, feature_idx] = best_missing_left
 
     for node in prange(n_nodes):
-        best_feature = record_best_feature(
-            gains, bins, node, out_gain, out_feature, out_bin, out_missing_left, out_left_totals, out_next_bin
+        best_feature, position = record_best_feature(
+            gains, bins, node, categorical_features, out_gain, out_feature, out_bin, out_missing_left,
+            out_left_totals, out_next_bin, out_categorical, out_category_bitset,
         )
         if best_feature == NO_SPLIT:
             continue
-        out_missing_left[node], out_next_bin[node] = finish_split_from_histogram(
-            hist[hist_rows[node], best_feature], out_bin[node], n_bins_non_missing[best_feature], missing_bin,
-            missing_left[node, best_feature], totals[node], out_left_totals[node],
-        )
+        feature_hist = hist[hist_rows[node], best_feature]
+        if position >= 0:
+            out_missing_left[node] = finish_category_split(
+                feature_hist, category_bits[node, position], n_bins_non_missing[best_feature], missing_bin,
+                missing_left[node, best_feature], totals[node], out_left_totals[node], out_category_bitset[node],
+            )
+        else:
+            out_missing_left[node], out_next_bin[node] = finish_split_from_histogram(
+                feature_hist, out_bin[node], n_bins_non_missing[best_feature], missing_bin,
+                missing_left[node, best_feature], totals[node], out_left_totals[node],
+            )
+
+
+@njit(cache=True)
+def _category_bits_scratch(n_nodes, categorical_features, out_category_bitset):
+    """The chosen and the occupied categories of each (node, categorical feature) scanned:
+    (n_nodes, n_categorical, 2, n_words) uint32 (``_best_category_split``'s ``category_bits``)."""
+    return np.empty((n_nodes, categorical_features.shape[0], 2, out_category_bitset.shape[1]), dtype=np.uint32)
 
 
 @njit(parallel=True, cache=True)
 def find_best_splits_from_rows(
     X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride,
-    totals, feature_mask, threshold_draws, missing_bin, criterion, inv_scales, regularization,
+    totals, feature_mask, categorical_features, threshold_draws, missing_bin, criterion, inv_scales, regularization,
     min_samples_leaf, min_weight_leaf, out_gain, out_feature, out_bin, out_missing_left, out_left_totals,
-    out_next_bin,
+    out_next_bin, out_categorical, out_category_bitset,
 ):
     """Best split of every node from one-feature histograms of its rows, built in turn in a small buffer.
 
@@ -326,6 +460,7 @@ def find_best_splits_from_rows(
     gains = np.empty((n_nodes, n_features))
     bins = np.empty((n_nodes, n_features), dtype=np.int32)
     missing_left = np.empty((n_nodes, n_features), dtype=np.bool_)
+    category_bits = _category_bits_scratch(n_nodes, categorical_features, out_category_bitset)
     random_thresholds = threshold_draws.shape[0] > 0
     n_stats = row_stats.shape[1]
     n_blocks = min(n_nodes, NODE_BLOCKS)
@@ -333,6 +468,7 @@ def find_best_splits_from_rows(
         first_node, end_node = block * n_nodes // n_blocks, (block + 1) * n_nodes // n_blocks
         feature_hist = np.zeros((missing_bin + 1, n_slots), dtype=np.int64)
         scratch = _scan_scratch(missing_bin + 1, n_slots)
+        categories, keys = _category_scratch(missing_bin + 1)
         max_rows = 0
         for node in range(first_node, end_node):
             max_rows = max(max_rows, node_stop[node] - node_start[node])
@@ -351,27 +487,42 @@ def find_best_splits_from_rows(
                         feature_hist, X_binned, feature_idx, node_rows, node_slots, node_stats, n_rows, missing_bin,
                     )
                     draw = threshold_draws[node, feature_idx] if random_thresholds else -1.0
-                    best_gain, best_bin, best_missing_left = _best_threshold(
-                        feature_hist, totals[node], low_bin, bins_used, missing_bin, draw, criterion, inv_scales,
-                        regularization, min_samples_leaf, min_weight_leaf[node], *scratch,
-                    )
+                    position = category_position(categorical_features, feature_idx)
+                    if position >= 0:
+                        best_gain, best_bin, best_missing_left = _best_category_split(
+                            feature_hist, totals[node], low_bin, bins_used, missing_bin, draw, criterion, inv_scales,
+                            regularization, min_samples_leaf, min_weight_leaf[node], scratch[0], scratch[1],
+                            categories, keys, category_bits[node, position],
+                        )
+                    else:
+                        best_gain, best_bin, best_missing_left = _best_threshold(
+                            feature_hist, totals[node], low_bin, bins_used, missing_bin, draw, criterion, inv_scales,
+                            regularization, min_samples_leaf, min_weight_leaf[node], *scratch,
+                        )
                     _clear_feature_rows(feature_hist, X_binned, feature_idx, node_rows, n_rows)
                 gains[node, feature_idx] = best_gain
                 bins[node, feature_idx] = best_bin
                 missing_left[node, feature_idx] = best_missing_left
 
-            best_feature = record_best_feature(
-                gains, bins, node, out_gain, out_feature, out_bin, out_missing_left, out_left_totals, out_next_bin
+            best_feature, position = record_best_feature(
+                gains, bins, node, categorical_features, out_gain, out_feature, out_bin, out_missing_left,
+                out_left_totals, out_next_bin, out_categorical, out_category_bitset,
             )
             if best_feature == NO_SPLIT:
                 continue
             _, bins_used = _add_feature_rows(
                 feature_hist, X_binned, best_feature, node_rows, node_slots, node_stats, n_rows, missing_bin,
             )
-            out_missing_left[node], out_next_bin[node] = finish_split_from_histogram(
-                feature_hist, out_bin[node], bins_used, missing_bin, missing_left[node, best_feature], totals[node],
-                out_left_totals[node],
-            )
+            if position >= 0:
+                out_missing_left[node] = finish_category_split(
+                    feature_hist, category_bits[node, position], bins_used, missing_bin,
+                    missing_left[node, best_feature], totals[node], out_left_totals[node], out_category_bitset[node],
+                )
+            else:
+                out_missing_left[node], out_next_bin[node] = finish_split_from_histogram(
+                    feature_hist, out_bin[node], bins_used, missing_bin, missing_left[node, best_feature],
+                    totals[node], out_left_totals[node],
+                )
             _clear_feature_rows(feature_hist, X_binned, best_feature, node_rows, n_rows)
 
 

@@ -9,7 +9,8 @@ partition do):
 1. ``histogram.chunk_table``: one block turns the nodes' row counts into
    ``offsets``, the prefix sum of their tiles (block ``b`` takes tile ``b``; its
    node by a binary search in ``offsets``).
-2. ``count_left``: each block counts its tile's left rows (``common.goes_left``).
+2. ``count_left``: each block counts its tile's left rows (``common.goes_left``, or
+   ``common.category_goes_left`` at a categorical split).
 3. ``scatter``: each block adds up the left counts of its node's earlier tiles,
    then walks its tile in chunks of a row per thread: a block-wide
    scan of the flags gives each row its place among the node's left rows, and
@@ -25,7 +26,7 @@ import functools
 import numba
 from numba import cuda, types
 
-from ..common import goes_left
+from ..common import category_goes_left, goes_left
 from . import jit_kernel
 from .histogram import BLOCK_SIZES, _node_of_chunk, array_namespace, block_threads, chunk_table, inclusive_scan
 
@@ -41,12 +42,41 @@ def _tile_rows(offsets, tile_rows, node_start, node_stop, tile):
 
 
 @functools.lru_cache(maxsize=None)
-def _partition_kernels(threads):
-    """``(count_left, scatter, copy_back)``, each ``(python_function, kernel)``, for blocks of ``threads``."""
+def _row_goes_left(categorical_splits):
+    """Device function ``(bin_idx, threshold_bin, missing_left, missing_bin, split_categorical,
+    split_category_bitset, node) -> bool``: by ``common.goes_left``, or, with ``categorical_splits``, at a
+    node whose split is categorical by its category's bit. The numeric one ignores the last three
+    arguments (None), so that partitions of numeric splits run today's code."""
+    if categorical_splits:
+
+        @cuda.jit(device=True, inline="always")
+        def row_goes_left_by_kind(
+            bin_idx, threshold_bin, missing_left, missing_bin, split_categorical, split_category_bitset, node,
+        ):
+            if split_categorical[node]:
+                return category_goes_left(bin_idx, split_category_bitset[node], missing_left, missing_bin)
+            return goes_left(bin_idx, threshold_bin, missing_left, missing_bin)
+
+        return row_goes_left_by_kind
+
+    @cuda.jit(device=True, inline="always")
+    def row_goes_left(
+        bin_idx, threshold_bin, missing_left, missing_bin, split_categorical, split_category_bitset, node,
+    ):
+        return goes_left(bin_idx, threshold_bin, missing_left, missing_bin)
+
+    return row_goes_left
+
+
+@functools.lru_cache(maxsize=None)
+def _partition_kernels(threads, categorical_splits):
+    """``(count_left, scatter, copy_back)``, each ``(python_function, kernel)``, for blocks of ``threads``;
+    ``categorical_splits``: some of the splits may be categorical (``_row_goes_left``)."""
+    row_goes_left = _row_goes_left(categorical_splits)
 
     def count_left_kernel(
         X_binned, sample_indices, node_start, node_stop, split_feature, split_bin, split_missing_left,
-        missing_bin, offsets, tile_rows, tile_left,
+        missing_bin, split_categorical, split_category_bitset, offsets, tile_rows, tile_left,
     ):
         tile = cuda.blockIdx.x
         if tile >= offsets[node_start.shape[0]]:
@@ -61,7 +91,9 @@ def _partition_kernels(threads):
             left = 0
             if position < last:
                 bin_idx = X_binned[sample_indices[position], feature_idx]
-                if goes_left(bin_idx, threshold_bin, missing_left, missing_bin):
+                if row_goes_left(
+                    bin_idx, threshold_bin, missing_left, missing_bin, split_categorical, split_category_bitset, node
+                ):
                     left = 1
             n_left += cuda.syncthreads_count(left)
         if cuda.threadIdx.x == 0:
@@ -69,7 +101,7 @@ def _partition_kernels(threads):
 
     def scatter_kernel(
         X_binned, sample_indices, scratch, node_start, node_stop, n_left, split_feature, split_bin,
-        split_missing_left, missing_bin, offsets, tile_rows, tile_left,
+        split_missing_left, missing_bin, split_categorical, split_category_bitset, offsets, tile_rows, tile_left,
     ):
         scan = cuda.shared.array(threads, numba.int32)
         tid = cuda.threadIdx.x
@@ -94,7 +126,10 @@ def _partition_kernels(threads):
             left = 0
             if position < last:
                 row = sample_indices[position]
-                if goes_left(X_binned[row, feature_idx], threshold_bin, missing_left, missing_bin):
+                bin_idx = X_binned[row, feature_idx]
+                if row_goes_left(
+                    bin_idx, threshold_bin, missing_left, missing_bin, split_categorical, split_category_bitset, node
+                ):
                     left = 1
             left_before = n_left_before + inclusive_scan(scan, tid, left, threads) - left
             if position < last:
@@ -118,9 +153,10 @@ def _partition_kernels(threads):
 
 def apply_splits(
     X_binned, sample_indices, scratch, node_start, node_stop, n_left, split_feature, split_bin,
-    split_missing_left, missing_bin,
+    split_missing_left, missing_bin, split_categorical=None, split_category_bitset=None,
 ):
-    """Partition ``sample_indices[node_start:node_stop]`` of every split node (see ``kernels.cpu``).
+    """Partition ``sample_indices[node_start:node_stop]`` of every split node (see ``kernels.cpu``;
+    ``split_categorical`` None: every split numeric, today's kernels).
 
     Launch: ``chunk_table`` (one block), then the three tile kernels on ``n_nodes +
     ceil(n_entries / tile)`` blocks (enough for every tile of non-overlapping nodes;
@@ -135,8 +171,10 @@ def apply_splits(
     threads = block_threads(-(-n_entries // (n_nodes * ROWS_PER_THREAD)))
     n_blocks, offsets, tile_rows = chunk_table(node_start, node_stop, n_entries, ROWS_PER_THREAD * threads)
     tile_left = array_namespace(node_start).empty(n_blocks, dtype=sample_indices.dtype)
-    split = (split_feature, split_bin, split_missing_left, missing_bin)
-    count_left, scatter, copy_back = (kernel for _, kernel in _partition_kernels(threads))
+    split = (split_feature, split_bin, split_missing_left, missing_bin, split_categorical, split_category_bitset)
+    count_left, scatter, copy_back = (
+        kernel for _, kernel in _partition_kernels(threads, split_categorical is not None)
+    )
     count_left[n_blocks, threads](
         X_binned, sample_indices, node_start, node_stop, *split, offsets, tile_rows, tile_left
     )
@@ -151,16 +189,23 @@ def ptx_specializations():
     int64_1d = types.Array(types.int64, 1, "C")
     int32_1d = types.Array(types.int32, 1, "C")
     X_binned = types.Array(types.uint8, 2, "F")
-    split = (int32_1d, int32_1d, types.Array(types.boolean, 1, "C"), types.int64)
-    argument_types = (
-        (X_binned, int32_1d, int64_1d, int64_1d, *split, int64_1d, int64_1d, int32_1d),
-        (X_binned, int32_1d, int32_1d, int64_1d, int64_1d, int64_1d, *split, int64_1d, int64_1d, int32_1d),
-        (int32_1d, int32_1d, int64_1d, int64_1d, int64_1d, int64_1d),
-    )
-    return [
-        (f"{name}_threads{threads}", function, types_, threads)
-        for threads in BLOCK_SIZES
-        for name, (function, _), types_ in zip(
-            ("count_left", "scatter", "copy_back"), _partition_kernels(threads), argument_types
+    specs = []
+    for categorical_splits, suffix in ((False, ""), (True, "_categorical")):
+        kinds = (types.Array(types.boolean, 1, "C"), types.Array(types.uint32, 2, "C"))
+        split = (int32_1d, int32_1d, types.Array(types.boolean, 1, "C"), types.int64) + (
+            kinds if categorical_splits else (types.none, types.none)
         )
-    ]
+        argument_types = (
+            (X_binned, int32_1d, int64_1d, int64_1d, *split, int64_1d, int64_1d, int32_1d),
+            (X_binned, int32_1d, int32_1d, int64_1d, int64_1d, int64_1d, *split, int64_1d, int64_1d, int32_1d),
+            (int32_1d, int32_1d, int64_1d, int64_1d, int64_1d, int64_1d),
+        )
+        names = ("count_left", "scatter") if categorical_splits else ("count_left", "scatter", "copy_back")
+        specs += [
+            (f"{name}{suffix}_threads{threads}", function, types_, threads)
+            for threads in BLOCK_SIZES
+            for name, (function, _), types_ in zip(
+                names, _partition_kernels(threads, categorical_splits), argument_types
+            )
+        ]
+    return specs

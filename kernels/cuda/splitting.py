@@ -44,6 +44,24 @@ there costs 8 more registers on sm_80 (72 for the row path at 21 slots).
 
 A scan of all bins by one thread would need about 80 to 170 registers
 (``scan_threshold`` in a loop); one call per thread needs 40 to 60.
+
+Categorical features (``categorical_features``; the rule is in
+``kernels.common``) get phase-1 blocks of their own, kernel specialisations
+(``category_words``) launched over (node, categorical feature) after the
+numeric one, which sees them masked out: one for the sorted scan and, where
+the criterion and the draws allow it, one for every subset, each block doing
+its node if it is of its kind (both in one kernel cost 10 registers more).
+Phase 2 has specialisations with and without categorical features, so that
+trees without any run today's code. Thread ``c`` holds category ``c``,
+ranks it by ``common.category_order_key`` (ties, and every-subset searches,
+by code) against the block's keys in shared memory and moves its row of the
+work histogram to its rank; then thread ``k - 1`` judges the first ``k``
+ranked categories (prefix sums), or thread ``t`` the subset of odd bit mask
+``2 t + 1`` (so these blocks have at least ``EXHAUSTIVE_SUBSETS`` threads),
+and the same reduction picks the CPU's candidate. The chosen and occupied
+categories (shared bitsets, atomic ORs) go to a scratch array per (node,
+categorical feature), from which phase 2 makes the node's bitset
+(``common.finish_category_split``, ``common.category_bitset``).
 """
 
 import functools
@@ -52,8 +70,9 @@ import math
 from numba import cuda, types
 
 from ..common import (
-    NO_SPLIT, accumulate_row, finish_split_from_histogram, parent_cost, pick_best_feature, random_threshold_bin,
-    record_best_feature, resolve_missing_left, scan_threshold,
+    MAX_EXHAUSTIVE_CATEGORIES, NO_SPLIT, accumulate_row, category_bitset, category_order_key, category_position,
+    finish_category_split, finish_split_from_histogram, has_category, parent_cost, pick_best_feature,
+    random_threshold_bin, record_best_feature, resolve_missing_left, scan_threshold, searches_all_subsets,
 )
 from . import jit_kernel
 from .histogram import array_namespace
@@ -72,6 +91,8 @@ WORK_SHARED_BYTES = 40 * 1024
 # (phase 1 then runs in several launches).
 WORK_SCRATCH_BYTES = 64 * 1024 * 1024
 NO_ORDER = 2**31 - 1  # reduction key of "no candidate"
+# Splits of a node when every subset of its categories is tried (common.searches_all_subsets).
+EXHAUSTIVE_SUBSETS = 2 ** (MAX_EXHAUSTIVE_CATEGORIES - 1)
 
 
 def scan_threads(n_bins):
@@ -82,16 +103,24 @@ def scan_threads(n_bins):
     return threads
 
 
+def category_threads(n_threads):
+    """Threads of a categorical phase-1 block: those of its bins, and at least one per subset tried when
+    every subset is (``EXHAUSTIVE_SUBSETS``)."""
+    return max(n_threads, EXHAUSTIVE_SUBSETS)
+
+
 def work_in_shared(n_threads, n_slots):
     return n_threads * n_slots * 8 <= WORK_SHARED_BYTES
 
 
-def _split_scratch(xp, n_nodes, n_features):
-    """Best (gain, bin, missing_left) per (node, feature), as on the CPU."""
+def _split_scratch(xp, n_nodes, n_features, n_categorical, n_words):
+    """Best (gain, bin, missing_left) per (node, feature), and the chosen and occupied categories per
+    (node, categorical feature), as on the CPU."""
     return (
         xp.empty((n_nodes, n_features), dtype=xp.float64),
         xp.empty((n_nodes, n_features), dtype=xp.int32),
         xp.empty((n_nodes, n_features), dtype=xp.bool_),
+        xp.empty((n_nodes, n_categorical, 2, n_words), dtype=xp.uint32),
     )
 
 
@@ -114,16 +143,17 @@ def _block_helpers(n_threads, n_slots):
     count_slot = n_slots - 1
 
     @cuda.jit(device=True)
-    def prefix_sums(work, tid, neighbour):
-        """``work[b] <- work[0] + ... + work[b]`` (Hillis-Steele; int64, so exact)."""
+    def prefix_sums(work, tid, neighbour, n_columns):
+        """``work[b] <- work[0] + ... + work[b]`` (Hillis-Steele; int64, so exact) over the first ``n_columns``
+        slots (``n_slots``, or a bound known only at run time: a loop kept rolled)."""
         offset = 1
         while offset < n_threads:
             if tid >= offset:
-                for slot in range(n_slots):
+                for slot in range(n_columns):
                     neighbour[slot] = work[tid - offset, slot]
             cuda.syncthreads()
             if tid >= offset:
-                for slot in range(n_slots):
+                for slot in range(n_columns):
                     work[tid, slot] += neighbour[slot]
             cuda.syncthreads()
             offset *= 2
@@ -167,6 +197,15 @@ def _block_helpers(n_threads, n_slots):
 
 
 @cuda.jit(device=True)
+def _keep_better(best_gain, best_order, tid, gain, candidate, missing_left):
+    """Keep ``scan_threshold``'s ``(gain, candidate, missing_left)`` in ``best_gain[tid]``, ``best_order[tid]``
+    (reduction keys: see the module docstring) if its gain is larger."""
+    if candidate != NO_SPLIT and gain > best_gain[tid]:
+        best_gain[tid] = gain
+        best_order[tid] = 2 * candidate + (1 if missing_left else 0)
+
+
+@cuda.jit(device=True)
 def _write_best(best_gain, best_order, node, feature_idx, gains, bins, missing_left):
     order = best_order[0]
     if order == NO_ORDER:
@@ -179,21 +218,196 @@ def _write_best(best_gain, best_order, node, feature_idx, gains, bins, missing_l
         missing_left[node, feature_idx] = (order & 1) == 1
 
 
+@functools.lru_cache(maxsize=None)
+def _category_helpers(n_threads, n_slots, n_words, all_subsets):
+    """Device functions of a phase-1 block on a categorical feature: the candidates' gains, and the
+    chosen and occupied categories of the best one. ``all_subsets``: the blocks of the nodes whose every
+    subset is tried (``common.searches_all_subsets``), else of those whose sorted categories are scanned;
+    one specialisation each, as both in one kernel cost 10 registers more than either."""
+    count_slot = n_slots - 1
+    prefix_sums, _, _ = _block_helpers(n_threads, n_slots)
+
+    @cuda.jit(device=True)
+    def category_candidates(
+        work, own, occupied, missing, parent, threshold_draws, draw_idx, criterion, inv_scales, regularization,
+        min_samples_leaf, min_weight_leaf, neighbour, left_with_missing, keys, ranks, bits, best_gain, best_order,
+    ):
+        """Whether the block's node is this specialisation's (else it returns at once, having written
+        nothing); then thread ``tid``'s best candidate into ``best_gain[tid]``, ``best_order[tid]``, and its
+        category's rank into ``ranks[tid]`` (-1: no rows). The whole block calls it.
+
+        Thread ``tid`` holds category ``tid``: its histogram row ``own``
+        (local, already read: ``work`` is overwritten), ``occupied`` when it
+        has rows. Each occupied category's rank in the order of the CPU's
+        ``_order_categories`` (its key, then its code; by code alone when every
+        subset is tried) is the count of those before it, and its row goes to
+        ``work[rank]``: then as in the numeric scan, thread ``k - 1`` judges the
+        first ``k`` categories (prefix sums), or, trying every subset, thread
+        ``tid`` the subset ``2 tid + 1`` (an odd bit mask over the ranks; the
+        block has at least ``EXHAUSTIVE_SUBSETS`` threads; a loop over several
+        costs 20 registers). ``bits``: a shared (2, n_words) uint32 array; its
+        row 1 gets the occupied categories. Loops over the slots run to
+        ``parent.shape[0]``, a bound known only at run time, which keeps
+        ``own`` and the sums in local memory (66 registers at 11 slots, not 76),
+        and the draw is read where it is used.
+        """
+        tid = cuda.threadIdx.x
+        n_stat_slots = parent.shape[0] - 1
+        n_categories = cuda.syncthreads_count(1 if occupied else 0)
+        random = threshold_draws.shape[0] > 0
+        if searches_all_subsets(criterion, n_stat_slots, n_categories, 0.0 if random else -1.0) != all_subsets:
+            return False
+        if tid < n_words:
+            bits[0, tid] = 0
+            bits[1, tid] = 0
+        key = math.nan
+        if occupied:
+            if all_subsets:
+                key = float(tid)
+            else:
+                key = category_order_key(criterion, own, parent, n_stat_slots, inv_scales, regularization)
+        keys[tid] = key
+        cuda.syncthreads()
+        rank = -1
+        if occupied:
+            cuda.atomic.or_(bits, (1, tid >> 5), types.uint32(1 << (tid & 31)))
+            # A NaN key (no category) compares False: never counted.
+            rank = 0
+            for other in range(n_threads):
+                other_key = keys[other]
+                if other_key < key or (other_key == key and other < tid):
+                    rank += 1
+            for slot in range(n_stat_slots + 1):
+                work[rank, slot] = own[slot]
+        # Kept in shared memory until record_category_bits: registers fewer through the scan.
+        ranks[tid] = rank
+        if tid >= n_categories:
+            for slot in range(n_stat_slots + 1):
+                work[tid, slot] = 0
+        cuda.syncthreads()
+        best_gain[tid] = -math.inf
+        best_order[tid] = NO_ORDER
+        if all_subsets:
+            # Thread tid's subset's sums, moved to work[tid] once every thread has read the categories'
+            # rows: the scan reads its left sums there (a local array costs 6 registers more).
+            candidate = 2 * tid + 1
+            in_range = candidate < 1 << n_categories
+            if in_range:
+                for slot in range(n_stat_slots + 1):
+                    neighbour[slot] = 0
+                for position in range(n_categories):
+                    if (candidate >> position) & 1:
+                        for slot in range(n_stat_slots + 1):
+                            neighbour[slot] += work[position, slot]
+            cuda.syncthreads()
+            if in_range:
+                for slot in range(n_stat_slots + 1):
+                    work[tid, slot] = neighbour[slot]
+                _keep_better(
+                    best_gain, best_order, tid, *scan_threshold(
+                        candidate, parent, parent_cost(criterion, parent, n_stat_slots, inv_scales, regularization),
+                        work[tid], missing, left_with_missing, missing[count_slot] > 0, -math.inf, NO_SPLIT, False,
+                        criterion, n_stat_slots, inv_scales, regularization, min_samples_leaf, min_weight_leaf,
+                    ),
+                )
+        else:
+            prefix_sums(work, tid, neighbour, n_stat_slots + 1)
+            first, last = 1, n_categories
+            if random:
+                first = last = 0
+                if n_categories >= 2:
+                    first = last = random_threshold_bin(1, n_categories, threshold_draws[draw_idx])
+            if first <= tid + 1 <= last:
+                _keep_better(
+                    best_gain, best_order, tid, *scan_threshold(
+                        tid + 1, parent, parent_cost(criterion, parent, n_stat_slots, inv_scales, regularization),
+                        work[tid], missing, left_with_missing, missing[count_slot] > 0, -math.inf, NO_SPLIT, False,
+                        criterion, n_stat_slots, inv_scales, regularization, min_samples_leaf, min_weight_leaf,
+                    ),
+                )
+        return True
+
+    @cuda.jit(device=True)
+    def record_category_bits(bits, best_order, ranks, out_bits):
+        """After ``best_candidate``: the chosen categories into ``bits[0]``, then both rows of ``bits``
+        to ``out_bits`` (2, n_words); the whole block calls it."""
+        tid = cuda.threadIdx.x
+        chosen = best_order[0]
+        rank = ranks[tid]
+        if rank >= 0 and chosen != NO_ORDER:
+            candidate = chosen >> 1
+            in_left = ((candidate >> rank) & 1) == 1 if all_subsets else rank < candidate
+            if in_left:
+                cuda.atomic.or_(bits, (0, tid >> 5), types.uint32(1 << (tid & 31)))
+        cuda.syncthreads()
+        if tid < n_words:
+            out_bits[0, tid] = bits[0, tid]
+            out_bits[1, tid] = bits[1, tid]
+
+    return category_candidates, record_category_bits
+
+
+@functools.lru_cache(maxsize=None)
+def _task_feature(category_words):
+    """Device function ``(task, n_features, categorical_features) -> (node, feature_idx, categorical_idx)``
+    of a phase-1 task: over every feature (the numeric scan, ``categorical_idx = -1``), or, when
+    ``category_words`` (a categorical scan), over the categorical ones (``categorical_idx``: the position
+    in ``categorical_features``). One function per scan: a run-time choice costs the numeric scan 8
+    registers."""
+    if category_words:
+
+        @cuda.jit(device=True, inline="always")
+        def categorical_task_feature(task, n_features, categorical_features):
+            n_categorical = categorical_features.shape[0]
+            node = task // n_categorical
+            categorical_idx = task - node * n_categorical
+            return node, categorical_features[categorical_idx], categorical_idx
+
+        return categorical_task_feature
+
+    @cuda.jit(device=True, inline="always")
+    def task_feature(task, n_features, categorical_features):
+        node = task // n_features
+        return node, task - node * n_features, -1
+
+    return task_feature
+
+
+def _subsets_possible(criterion, n_slots, threshold_draws):
+    """Whether any node may have every subset of its categories tried (``common.searches_all_subsets``
+    with no category: the criterion and the draws decide)."""
+    return searches_all_subsets(int(criterion), n_slots - 1, 0, -1.0 if threshold_draws.shape[0] == 0 else 0.0)
+
+
+def _numeric_feature_mask(feature_mask, categorical_features):
+    """The numeric scan's ``feature_mask``: without the categorical features (the same array when none)."""
+    if categorical_features.shape[0] == 0:
+        return feature_mask
+    numeric = feature_mask.copy()
+    numeric[:, categorical_features] = False
+    return numeric
+
+
 # --- from histograms -------------------------------------------------------------------
 
 
 @functools.lru_cache(maxsize=None)
-def _scan_histograms_kernel(n_threads, n_slots):
-    """Phase 1 of the histogram path for ``n_bins <= n_threads``."""
-    use_shared = work_in_shared(n_threads, n_slots)
+def _scan_histograms_kernel(n_threads, n_slots, use_shared, category_words=0, all_subsets=False):
+    """Phase 1 of the histogram path for ``n_bins <= n_threads``: over the numeric features, or, with
+    ``category_words`` (the bitsets' words), over the categorical ones, of the nodes whose every subset is
+    tried or not (``all_subsets``, see ``_category_helpers``). ``use_shared``: the work histogram in shared
+    memory (``work_in_shared``), else in the launch's global scratch."""
     work_shape = (n_threads, n_slots) if use_shared else (1, 1)
     count_slot = n_slots - 1
     prefix_sums, random_candidate, best_candidate = _block_helpers(n_threads, n_slots)
+    bits_shape = (2, max(category_words, 1))
+    category_candidates, record_category_bits = _category_helpers(n_threads, n_slots, bits_shape[1], all_subsets)
+    task_feature = _task_feature(category_words)
 
     def scan_histograms_kernel(
-        hist, hist_rows, totals, feature_mask, threshold_draws, n_bins_non_missing, missing_bin, criterion,
-        inv_scales, regularization, min_samples_leaf, min_weight_leaf, gains, bins, missing_left, scratch,
-        first_task,
+        hist, hist_rows, totals, feature_mask, categorical_features, threshold_draws, n_bins_non_missing,
+        missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, gains, bins,
+        missing_left, category_bits, scratch, first_task,
     ):
         shared_work = cuda.shared.array(work_shape, types.int64)
         random_bounds = cuda.shared.array(2, types.int32)
@@ -204,8 +418,12 @@ def _scan_histograms_kernel(n_threads, n_slots):
         tid = cuda.threadIdx.x
         n_features = hist.shape[1]
         task = first_task + cuda.blockIdx.x
-        node = task // n_features
-        feature_idx = task - node * n_features
+        node, feature_idx, categorical_idx = task_feature(task, n_features, categorical_features)
+        if category_words:
+            # The task, from shared memory at the end: not held in registers through the scan.
+            block_task = cuda.shared.array(3, types.int64)
+            if tid == 0:
+                block_task[0], block_task[1], block_task[2] = node, feature_idx, categorical_idx
         if not feature_mask[node, feature_idx]:  # the same branch for the whole block
             if tid == 0:
                 gains[node, feature_idx] = -math.inf
@@ -221,87 +439,153 @@ def _scan_histograms_kernel(n_threads, n_slots):
         # (an empty bin repeats the previous candidate, which won any tie); as on the
         # CPU, only candidate bins add to the left sums.
         candidate = tid < n_bins_non_missing[feature_idx] and feature_hist[tid, count_slot] != 0
-        for slot in range(n_slots):
-            work[tid, slot] = feature_hist[tid, slot] if candidate else 0
-        cuda.syncthreads()
-        prefix_sums(work, tid, neighbour)
-        if threshold_draws.shape[0] > 0:
-            # Non-candidate bins hold zeros: the last prefix sum counts the candidates' rows.
-            # (threshold_draws is flat here, indexed by task: see the module docstring.)
-            candidate = random_candidate(work, tid, candidate, n_threads - 1, threshold_draws[task], random_bounds)
-        gain = -math.inf
-        order = NO_ORDER
-        if candidate:
-            parent = totals[node]
-            missing = feature_hist[missing_bin]
-            # n_slots - 1, read from an argument: a loop bound known only at run time keeps
-            # the math's loops over the slots rolled (56 registers, not 72 to 128, at 11+ slots).
-            n_stat_slots = parent.shape[0] - 1
-            cost = parent_cost(criterion, parent, n_stat_slots, inv_scales, regularization)
-            gain, best_bin, best_missing_left = scan_threshold(
-                tid, parent, cost, work[tid], missing, left_with_missing, missing[count_slot] > 0,
-                -math.inf, NO_SPLIT, False, criterion, n_stat_slots, inv_scales, regularization,
-                min_samples_leaf, min_weight_leaf[node],
-            )
-            if best_bin != NO_SPLIT:
-                order = 2 * best_bin + (1 if best_missing_left else 0)
-        best_gain[tid] = gain
-        best_order[tid] = order
+        if category_words:
+            keys = cuda.shared.array(n_threads, types.float64)
+            ranks = cuda.shared.array(n_threads, types.int32)
+            bits = cuda.shared.array(bits_shape, types.uint32)
+            own = cuda.local.array(n_slots, types.int64)
+            # A loop bound known only at run time keeps own in local memory, not in 2 n_slots registers.
+            for slot in range(totals.shape[1]):
+                own[slot] = feature_hist[tid, slot] if candidate else 0
+            if not category_candidates(
+                work, own, candidate, feature_hist[missing_bin], totals[node], threshold_draws,
+                node * n_features + feature_idx, criterion, inv_scales, regularization, min_samples_leaf,
+                min_weight_leaf[node], neighbour, left_with_missing, keys, ranks, bits, best_gain, best_order,
+            ):
+                return  # the other specialisation's node
+        else:
+            for slot in range(n_slots):
+                work[tid, slot] = feature_hist[tid, slot] if candidate else 0
+            cuda.syncthreads()
+            prefix_sums(work, tid, neighbour, n_slots)
+            if threshold_draws.shape[0] > 0:
+                # Non-candidate bins hold zeros: the last prefix sum counts the candidates' rows.
+                # (threshold_draws is flat here, indexed by task: see the module docstring.)
+                candidate = random_candidate(
+                    work, tid, candidate, n_threads - 1, threshold_draws[task], random_bounds
+                )
+            gain = -math.inf
+            order = NO_ORDER
+            if candidate:
+                parent = totals[node]
+                missing = feature_hist[missing_bin]
+                # n_slots - 1, read from an argument: a loop bound known only at run time keeps
+                # the math's loops over the slots rolled (56 registers, not 72 to 128, at 11+ slots).
+                n_stat_slots = parent.shape[0] - 1
+                cost = parent_cost(criterion, parent, n_stat_slots, inv_scales, regularization)
+                gain, best_bin, best_missing_left = scan_threshold(
+                    tid, parent, cost, work[tid], missing, left_with_missing, missing[count_slot] > 0,
+                    -math.inf, NO_SPLIT, False, criterion, n_stat_slots, inv_scales, regularization,
+                    min_samples_leaf, min_weight_leaf[node],
+                )
+                if best_bin != NO_SPLIT:
+                    order = 2 * best_bin + (1 if best_missing_left else 0)
+            best_gain[tid] = gain
+            best_order[tid] = order
         cuda.syncthreads()
         best_candidate(best_gain, best_order, tid)
+        if category_words:
+            node, feature_idx, categorical_idx = block_task[0], block_task[1], block_task[2]
+            record_category_bits(bits, best_order, ranks, category_bits[node, categorical_idx])
         if tid == 0:
             _write_best(best_gain, best_order, node, feature_idx, gains, bins, missing_left)
 
     return scan_histograms_kernel, jit_kernel(scan_histograms_kernel)
 
 
-def _pick_from_histograms_kernel(
-    hist, hist_rows, totals, n_bins_non_missing, missing_bin, gains, bins, missing_left, out_gain, out_feature,
-    out_bin, out_missing_left, out_left_totals, out_next_bin,
+@functools.lru_cache(maxsize=None)
+def _pick_from_histograms_kernel(has_categorical):
+    """Phase 2 of the histogram path, ``(python_function, kernel)``; ``has_categorical``: some features are
+    categorical (without, the categorical code is left out: 48 registers, not 63, on sm_80)."""
+
+    def pick_from_histograms_kernel(
+        hist, hist_rows, totals, categorical_features, n_bins_non_missing, missing_bin, gains, bins, missing_left,
+        category_bits, out_gain, out_feature, out_bin, out_missing_left, out_left_totals, out_next_bin,
+        out_categorical, out_category_bitset,
+    ):
+        for node in range(cuda.grid(1), hist_rows.shape[0], cuda.gridsize(1)):
+            best_feature, categorical_idx = record_best_feature(
+                gains, bins, node, categorical_features, out_gain, out_feature, out_bin, out_missing_left,
+                out_left_totals, out_next_bin, out_categorical, out_category_bitset,
+            )
+            if best_feature == NO_SPLIT:
+                continue
+            feature_hist = hist[hist_rows[node], best_feature]
+            if has_categorical and categorical_idx >= 0:
+                out_missing_left[node] = finish_category_split(
+                    feature_hist, category_bits[node, categorical_idx], n_bins_non_missing[best_feature],
+                    missing_bin, missing_left[node, best_feature], totals[node], out_left_totals[node],
+                    out_category_bitset[node],
+                )
+            else:
+                out_missing_left[node], out_next_bin[node] = finish_split_from_histogram(
+                    feature_hist, out_bin[node], n_bins_non_missing[best_feature], missing_bin,
+                    missing_left[node, best_feature], totals[node], out_left_totals[node],
+                )
+
+    return pick_from_histograms_kernel, jit_kernel(pick_from_histograms_kernel)
+
+
+def _launch_phase1_kernels(
+    factory, arguments, feature_mask, categorical_features, n_words, subsets_possible, n_threads, n_slots, xp,
 ):
-    for node in range(cuda.grid(1), hist_rows.shape[0], cuda.gridsize(1)):
-        best_feature = record_best_feature(
-            gains, bins, node, out_gain, out_feature, out_bin, out_missing_left, out_left_totals, out_next_bin
+    """Phase 1 of both paths (``factory``: ``_scan_histograms_kernel`` or ``_scan_rows_kernel``): a block per
+    (node, feature) over the numeric features (the others masked out), then, when there are categorical
+    features, a block per (node, categorical feature) of the sorted scan and, when every subset may be
+    tried (``subsets_possible``), one of the subsets' (each block does the node of its own kind).
+    ``arguments(feature_mask)``: the kernels' arguments."""
+    n_nodes, n_features = feature_mask.shape
+    n_categorical = categorical_features.shape[0]
+    if n_features > 0:
+        _launch_phase1(
+            factory(n_threads, n_slots, work_in_shared(n_threads, n_slots))[1], n_nodes * n_features, n_threads,
+            n_slots, xp, arguments(_numeric_feature_mask(feature_mask, categorical_features)),
         )
-        if best_feature == NO_SPLIT:
-            continue
-        out_missing_left[node], out_next_bin[node] = finish_split_from_histogram(
-            hist[hist_rows[node], best_feature], out_bin[node], n_bins_non_missing[best_feature], missing_bin,
-            missing_left[node, best_feature], totals[node], out_left_totals[node],
-        )
-
-
-_pick_from_histograms = jit_kernel(_pick_from_histograms_kernel)
+    if n_categorical > 0:
+        n_threads = category_threads(n_threads)
+        for all_subsets in (False, True) if subsets_possible else (False,):
+            _launch_phase1(
+                factory(n_threads, n_slots, work_in_shared(n_threads, n_slots), n_words, all_subsets)[1],
+                n_nodes * n_categorical, n_threads, n_slots, xp, arguments(feature_mask),
+            )
 
 
 def find_best_splits_from_histograms(
-    hist, hist_rows, totals, feature_mask, threshold_draws, n_bins_non_missing, missing_bin, criterion, inv_scales,
-    regularization, min_samples_leaf, min_weight_leaf, out_gain, out_feature, out_bin, out_missing_left,
-    out_left_totals, out_next_bin,
+    hist, hist_rows, totals, feature_mask, categorical_features, threshold_draws, n_bins_non_missing, missing_bin,
+    criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, out_gain, out_feature, out_bin,
+    out_missing_left, out_left_totals, out_next_bin, out_categorical, out_category_bitset,
 ):
     """Best split of every node from its histogram ``hist[hist_rows[node]]`` (see ``kernels.cpu``).
 
     Launch: one block of ``scan_threads(n_bins)`` threads per (node, feature)
-    (several launches only when the work histograms go to global scratch), then
-    ``ceil(n_nodes / PICK_THREADS)`` blocks of ``PICK_THREADS`` threads, one per
-    node (grid-stride beyond ``MAX_BLOCKS`` blocks).
+    (several launches only when the work histograms go to global scratch; the
+    blocks of categorical features return at once), as many per (node,
+    categorical feature) when there are any, then ``ceil(n_nodes /
+    PICK_THREADS)`` blocks of ``PICK_THREADS`` threads, one per node
+    (grid-stride beyond ``MAX_BLOCKS`` blocks).
     """
     n_nodes = hist_rows.shape[0]
     if n_nodes == 0:
         return
     n_features, n_bins, n_slots = hist.shape[1], hist.shape[2], hist.shape[3]
+    n_categorical, n_words = categorical_features.shape[0], out_category_bitset.shape[1]
     xp = array_namespace(totals)
-    gains, bins, missing_left = _split_scratch(xp, n_nodes, n_features)
-    n_threads = scan_threads(n_bins)
-    if n_features > 0:
-        _launch_phase1(
-            _scan_histograms_kernel(n_threads, n_slots)[1], n_nodes * n_features, n_threads, n_slots, xp,
-            (hist, hist_rows, totals, feature_mask, threshold_draws.reshape(-1), n_bins_non_missing, missing_bin,
-             criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, gains, bins, missing_left),
-        )
-    _pick_from_histograms[max(1, min(-(-n_nodes // PICK_THREADS), MAX_BLOCKS)), PICK_THREADS](
-        hist, hist_rows, totals, n_bins_non_missing, missing_bin, gains, bins, missing_left, out_gain, out_feature,
-        out_bin, out_missing_left, out_left_totals, out_next_bin,
+    gains, bins, missing_left, category_bits = _split_scratch(xp, n_nodes, n_features, n_categorical, n_words)
+    _launch_phase1_kernels(
+        _scan_histograms_kernel,
+        lambda mask: (
+            hist, hist_rows, totals, mask, categorical_features, threshold_draws.reshape(-1), n_bins_non_missing,
+            missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, gains, bins,
+            missing_left, category_bits,
+        ),
+        feature_mask, categorical_features, n_words, _subsets_possible(criterion, n_slots, threshold_draws),
+        scan_threads(n_bins), n_slots, xp,
+    )
+    pick = _pick_from_histograms_kernel(n_categorical > 0)[1]
+    pick[max(1, min(-(-n_nodes // PICK_THREADS), MAX_BLOCKS)), PICK_THREADS](
+        hist, hist_rows, totals, categorical_features, n_bins_non_missing, missing_bin, gains, bins, missing_left,
+        category_bits, out_gain, out_feature, out_bin, out_missing_left, out_left_totals, out_next_bin,
+        out_categorical, out_category_bitset,
     )
 
 
@@ -309,17 +593,21 @@ def find_best_splits_from_histograms(
 
 
 @functools.lru_cache(maxsize=None)
-def _scan_rows_kernel(n_threads, n_slots):
-    """Phase 1 of the row path for ``missing_bin < n_threads``."""
-    use_shared = work_in_shared(n_threads, n_slots)
+def _scan_rows_kernel(n_threads, n_slots, use_shared, category_words=0, all_subsets=False):
+    """Phase 1 of the row path for ``missing_bin < n_threads``; ``use_shared``, ``category_words`` and
+    ``all_subsets`` as in ``_scan_histograms_kernel``."""
     work_shape = (n_threads, n_slots) if use_shared else (1, 1)
     count_slot = n_slots - 1
     prefix_sums, random_candidate, best_candidate = _block_helpers(n_threads, n_slots)
+    bits_shape = (2, max(category_words, 1))
+    category_candidates, record_category_bits = _category_helpers(n_threads, n_slots, bits_shape[1], all_subsets)
+    task_feature = _task_feature(category_words)
 
     def scan_rows_kernel(
         X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride,
-        totals, feature_mask, threshold_draws, missing_bin, criterion, inv_scales, regularization, min_samples_leaf,
-        min_weight_leaf, gains, bins, missing_left, scratch, first_task,
+        totals, feature_mask, categorical_features, threshold_draws, missing_bin, criterion, inv_scales,
+        regularization, min_samples_leaf, min_weight_leaf, gains, bins, missing_left, category_bits, scratch,
+        first_task,
     ):
         shared_work = cuda.shared.array(work_shape, types.int64)
         random_bounds = cuda.shared.array(2, types.int32)
@@ -331,8 +619,12 @@ def _scan_rows_kernel(n_threads, n_slots):
         tid = cuda.threadIdx.x
         n_features = X_binned.shape[1]
         task = first_task + cuda.blockIdx.x
-        node = task // n_features
-        feature_idx = task - node * n_features
+        node, feature_idx, categorical_idx = task_feature(task, n_features, categorical_features)
+        if category_words:
+            # The task, from shared memory at the end: not held in registers through the scan.
+            block_task = cuda.shared.array(3, types.int64)
+            if tid == 0:
+                block_task[0], block_task[1], block_task[2] = node, feature_idx, categorical_idx
         if not feature_mask[node, feature_idx]:  # the same branch for the whole block
             if tid == 0:
                 gains[node, feature_idx] = -math.inf
@@ -363,34 +655,54 @@ def _scan_rows_kernel(n_threads, n_slots):
         cuda.syncthreads()
         # The candidates are the occupied bins below the missing bin, whose prefix sums
         # never include it; the missing sums are kept apart. (Only reads here: the
-        # prefix sums write after their first barrier.)
+        # prefix sums, and the categorical scan, write after their first barrier.)
         for slot in range(tid, n_slots, n_threads):
             missing[slot] = work[missing_bin, slot]
         candidate = tid < missing_bin and work[tid, count_slot] != 0
-        prefix_sums(work, tid, neighbour)
-        if threshold_draws.shape[0] > 0:
-            # The missing bin's rows come after missing_bin - 1 in the prefix sums.
-            # (threshold_draws is flat here, indexed by task: see the module docstring.)
-            candidate = random_candidate(work, tid, candidate, missing_bin - 1, threshold_draws[task], random_bounds)
-        gain = -math.inf
-        order = NO_ORDER
-        if candidate:
-            parent = totals[node]
-            # n_slots - 1, read from an argument: a loop bound known only at run time keeps
-            # the math's loops over the slots rolled (56 registers, not 72 to 128, at 11+ slots).
-            n_stat_slots = parent.shape[0] - 1
-            cost = parent_cost(criterion, parent, n_stat_slots, inv_scales, regularization)
-            gain, best_bin, best_missing_left = scan_threshold(
-                tid, parent, cost, work[tid], missing, left_with_missing, missing[count_slot] > 0,
-                -math.inf, NO_SPLIT, False, criterion, n_stat_slots, inv_scales, regularization,
-                min_samples_leaf, min_weight_leaf[node],
-            )
-            if best_bin != NO_SPLIT:
-                order = 2 * best_bin + (1 if best_missing_left else 0)
-        best_gain[tid] = gain
-        best_order[tid] = order
+        if category_words:
+            keys = cuda.shared.array(n_threads, types.float64)
+            ranks = cuda.shared.array(n_threads, types.int32)
+            bits = cuda.shared.array(bits_shape, types.uint32)
+            own = cuda.local.array(n_slots, types.int64)
+            # A loop bound known only at run time keeps own in local memory, not in 2 n_slots registers.
+            for slot in range(totals.shape[1]):
+                own[slot] = work[tid, slot]
+            if not category_candidates(
+                work, own, candidate, missing, totals[node], threshold_draws, node * n_features + feature_idx,
+                criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf[node], neighbour,
+                left_with_missing, keys, ranks, bits, best_gain, best_order,
+            ):
+                return  # the other specialisation's node
+        else:
+            prefix_sums(work, tid, neighbour, n_slots)
+            if threshold_draws.shape[0] > 0:
+                # The missing bin's rows come after missing_bin - 1 in the prefix sums.
+                # (threshold_draws is flat here, indexed by task: see the module docstring.)
+                candidate = random_candidate(
+                    work, tid, candidate, missing_bin - 1, threshold_draws[task], random_bounds
+                )
+            gain = -math.inf
+            order = NO_ORDER
+            if candidate:
+                parent = totals[node]
+                # n_slots - 1, read from an argument: a loop bound known only at run time keeps
+                # the math's loops over the slots rolled (56 registers, not 72 to 128, at 11+ slots).
+                n_stat_slots = parent.shape[0] - 1
+                cost = parent_cost(criterion, parent, n_stat_slots, inv_scales, regularization)
+                gain, best_bin, best_missing_left = scan_threshold(
+                    tid, parent, cost, work[tid], missing, left_with_missing, missing[count_slot] > 0,
+                    -math.inf, NO_SPLIT, False, criterion, n_stat_slots, inv_scales, regularization,
+                    min_samples_leaf, min_weight_leaf[node],
+                )
+                if best_bin != NO_SPLIT:
+                    order = 2 * best_bin + (1 if best_missing_left else 0)
+            best_gain[tid] = gain
+            best_order[tid] = order
         cuda.syncthreads()
         best_candidate(best_gain, best_order, tid)
+        if category_words:
+            node, feature_idx, categorical_idx = block_task[0], block_task[1], block_task[2]
+            record_category_bits(bits, best_order, ranks, category_bits[node, categorical_idx])
         if tid == 0:
             _write_best(best_gain, best_order, node, feature_idx, gains, bins, missing_left)
 
@@ -398,13 +710,14 @@ def _scan_rows_kernel(n_threads, n_slots):
 
 
 @functools.lru_cache(maxsize=None)
-def _finish_rows_kernel(n_slots, threads):
-    """Phase 2 of the row path: the chosen feature's left and missing sums from the rows."""
+def _finish_rows_kernel(n_slots, threads, has_categorical):
+    """Phase 2 of the row path: the chosen feature's left and missing sums from the rows; ``has_categorical``
+    as in ``_pick_from_histograms_kernel`` (56 registers with it, 47 without, on sm_80)."""
 
     def finish_rows_kernel(
         X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride,
-        totals, missing_bin, gains, bins, missing_left, out_gain, out_feature, out_bin, out_missing_left,
-        out_left_totals, out_next_bin,
+        totals, categorical_features, missing_bin, gains, bins, missing_left, category_bits, out_gain, out_feature,
+        out_bin, out_missing_left, out_left_totals, out_next_bin, out_categorical, out_category_bitset,
     ):
         block_left = cuda.shared.array(n_slots, types.int64)
         block_missing = cuda.shared.array(n_slots, types.int64)
@@ -415,6 +728,9 @@ def _finish_rows_kernel(n_slots, threads):
         for node in range(cuda.blockIdx.x, node_start.shape[0], cuda.gridDim.x):
             # Every thread gets the same answer; no need to share it.
             best_feature, best_gain = pick_best_feature(gains, bins, node)
+            categorical_idx = -1
+            if has_categorical and best_feature != NO_SPLIT:
+                categorical_idx = category_position(categorical_features, best_feature)
             if tid < n_slots:
                 block_left[tid] = 0
                 block_missing[tid] = 0
@@ -434,9 +750,14 @@ def _finish_rows_kernel(n_slots, threads):
                     bin_idx = X_binned[row, best_feature]
                     if bin_idx == missing_bin:
                         accumulate_row(own_missing, stats_base + row, counts[row], row_slot, row_stats)
-                    elif bin_idx <= best_bin:
-                        accumulate_row(own_left, stats_base + row, counts[row], row_slot, row_stats)
+                        continue
+                    if categorical_idx >= 0:
+                        left = has_category(category_bits[node, categorical_idx, 0], bin_idx)
                     else:
+                        left = bin_idx <= best_bin
+                    if left:
+                        accumulate_row(own_left, stats_base + row, counts[row], row_slot, row_stats)
+                    elif categorical_idx < 0:
                         own_next_bin = min(own_next_bin, bin_idx)
                 for slot in range(n_slots):
                     if own_left[slot] != 0:
@@ -450,13 +771,16 @@ def _finish_rows_kernel(n_slots, threads):
                 out_feature[node] = best_feature
                 out_gain[node] = best_gain
                 out_next_bin[node] = NO_SPLIT
+                out_categorical[node] = categorical_idx >= 0
+                for word in range(out_category_bitset.shape[1]):
+                    out_category_bitset[node, word] = 0
                 if best_feature == NO_SPLIT:
                     for slot in range(n_slots):
                         out_left_totals[node, slot] = 0
                     out_bin[node] = NO_SPLIT
                     out_missing_left[node] = False
                 else:
-                    out_bin[node] = bins[node, best_feature]
+                    out_bin[node] = NO_SPLIT if categorical_idx >= 0 else bins[node, best_feature]
                     for slot in range(n_slots):
                         out_left_totals[node, slot] = block_left[slot]
                     if block_next_bin[0] != missing_bin:
@@ -464,6 +788,10 @@ def _finish_rows_kernel(n_slots, threads):
                     out_missing_left[node] = resolve_missing_left(
                         missing_left[node, best_feature], block_missing, out_left_totals[node], totals[node]
                     )
+                    if categorical_idx >= 0:
+                        category_bitset(
+                            category_bits[node, categorical_idx], out_missing_left[node], out_category_bitset[node]
+                        )
             # The shared sums are read before the next node clears them.
             cuda.syncthreads()
 
@@ -472,37 +800,42 @@ def _finish_rows_kernel(n_slots, threads):
 
 def find_best_splits_from_rows(
     X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride,
-    totals, feature_mask, threshold_draws, missing_bin, criterion, inv_scales, regularization,
+    totals, feature_mask, categorical_features, threshold_draws, missing_bin, criterion, inv_scales, regularization,
     min_samples_leaf, min_weight_leaf, out_gain, out_feature, out_bin, out_missing_left, out_left_totals,
-    out_next_bin,
+    out_next_bin, out_categorical, out_category_bitset,
 ):
     """Best split of every node from its rows (see ``kernels.cpu``).
 
     Launch: one block of ``scan_threads(missing_bin + 1)`` threads per (node,
     feature) (several launches only when the work histograms go to global
-    scratch), then one block of ``FINISH_ROWS_THREADS`` threads per node
-    (grid-stride beyond ``MAX_BLOCKS`` blocks).
+    scratch; the blocks of categorical features return at once), as many per
+    (node, categorical feature) when there are any, then one block of
+    ``FINISH_ROWS_THREADS`` threads per node (grid-stride beyond ``MAX_BLOCKS``
+    blocks).
     """
     n_nodes = node_start.shape[0]
     if n_nodes == 0:
         return
     n_features = X_binned.shape[1]
     n_slots = totals.shape[1]
+    n_categorical, n_words = categorical_features.shape[0], out_category_bitset.shape[1]
     xp = array_namespace(totals)
-    gains, bins, missing_left = _split_scratch(xp, n_nodes, n_features)
-    n_threads = scan_threads(int(missing_bin) + 1)
-    if n_features > 0:
-        _launch_phase1(
-            _scan_rows_kernel(n_threads, n_slots)[1], n_nodes * n_features, n_threads, n_slots, xp,
-            (X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats,
-             stats_stride, totals, feature_mask, threshold_draws.reshape(-1), missing_bin, criterion, inv_scales,
-             regularization, min_samples_leaf, min_weight_leaf, gains, bins, missing_left),
-        )
-    finish = _finish_rows_kernel(n_slots, FINISH_ROWS_THREADS)[1]
+    gains, bins, missing_left, category_bits = _split_scratch(xp, n_nodes, n_features, n_categorical, n_words)
+    _launch_phase1_kernels(
+        _scan_rows_kernel,
+        lambda mask: (
+            X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats,
+            stats_stride, totals, mask, categorical_features, threshold_draws.reshape(-1), missing_bin, criterion,
+            inv_scales, regularization, min_samples_leaf, min_weight_leaf, gains, bins, missing_left, category_bits,
+        ),
+        feature_mask, categorical_features, n_words, _subsets_possible(criterion, n_slots, threshold_draws),
+        scan_threads(int(missing_bin) + 1), n_slots, xp,
+    )
+    finish = _finish_rows_kernel(n_slots, FINISH_ROWS_THREADS, n_categorical > 0)[1]
     finish[max(1, min(n_nodes, MAX_BLOCKS)), FINISH_ROWS_THREADS](
         X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride,
-        totals, missing_bin, gains, bins, missing_left, out_gain, out_feature, out_bin, out_missing_left,
-        out_left_totals, out_next_bin,
+        totals, categorical_features, missing_bin, gains, bins, missing_left, category_bits, out_gain, out_feature,
+        out_bin, out_missing_left, out_left_totals, out_next_bin, out_categorical, out_category_bitset,
     )
 
 
@@ -518,30 +851,32 @@ def _argument_types():
     int32_2d = types.Array(types.int32, 2, "C")
     float64_2d = types.Array(types.float64, 2, "C")
     bool_2d = types.Array(types.boolean, 2, "C")
+    uint32_2d = types.Array(types.uint32, 2, "C")
     hist = types.Array(types.int64, 4, "C")
     x_binned = types.Array(types.uint8, 2, "F")
     regularization = types.UniTuple(types.float64, 2)
-    scratch = (float64_2d, int32_2d, bool_2d)
+    scratch = (float64_2d, int32_2d, bool_2d, types.Array(types.uint32, 4, "C"))
     work = (types.Array(types.int64, 3, "C"), types.int64)
-    outputs = (float64_1d, int32_1d, int32_1d, bool_1d, int64_2d, int32_1d)
+    outputs = (float64_1d, int32_1d, int32_1d, bool_1d, int64_2d, int32_1d, bool_1d, uint32_2d)
     rows = (x_binned, int32_1d, int64_1d, int64_1d, int64_1d, int32_2d, int32_1d, int64_2d, types.int64)
     scan_hist = (
-        hist, int64_1d, int64_2d, bool_2d, float64_1d, int32_1d, types.int64, types.int64, float64_1d,
+        hist, int64_1d, int64_2d, bool_2d, int32_1d, float64_1d, int32_1d, types.int64, types.int64, float64_1d,
         regularization, types.int64, float64_1d,
     ) + scratch + work
-    pick_hist = (hist, int64_1d, int64_2d, int32_1d, types.int64) + scratch + outputs
+    pick_hist = (hist, int64_1d, int64_2d, int32_1d, int32_1d, types.int64) + scratch + outputs
     scan_rows = rows + (
-        int64_2d, bool_2d, float64_1d, types.int64, types.int64, float64_1d, regularization, types.int64,
+        int64_2d, bool_2d, int32_1d, float64_1d, types.int64, types.int64, float64_1d, regularization, types.int64,
         float64_1d,
     ) + scratch + work
-    finish_rows = rows + (int64_2d, types.int64) + scratch + outputs
+    finish_rows = rows + (int64_2d, int32_1d, types.int64) + scratch + outputs
     return scan_hist, pick_hist, scan_rows, finish_rows
 
 
 # The factory constants in use: 256 bins; 3 slots (binary classification, newton),
-# 4 (regression), 11 (10 classes).
+# 4 (regression), 11 (10 classes); bitsets of 8 words (gpuforest.tree.CATEGORY_WORDS).
 PTX_N_BINS = 256
 PTX_N_SLOTS = (3, 4, 11)
+PTX_CATEGORY_WORDS = 8
 
 
 def ptx_specializations():
@@ -552,19 +887,28 @@ def ptx_specializations():
     many_slots = WORK_SHARED_BYTES // (n_threads * 8) + 1
     specs = []
     for n_slots in PTX_N_SLOTS + (many_slots,):
-        where = "" if work_in_shared(n_threads, n_slots) else "_global"
+        for features, category_words, all_subsets in (
+            ("", 0, False), ("_categorical", PTX_CATEGORY_WORDS, False),
+            ("_categorical_subsets", PTX_CATEGORY_WORDS, True),
+        ):
+            threads = category_threads(n_threads) if category_words else n_threads
+            use_shared = work_in_shared(threads, n_slots)
+            where = "" if use_shared else "_global"
+            variant = (threads, n_slots, use_shared, category_words, all_subsets)
+            specs.append((
+                f"scan_histograms{features}_bins{PTX_N_BINS}_slots{n_slots}{where}",
+                _scan_histograms_kernel(*variant)[0], scan_hist, threads,
+            ))
+            specs.append((
+                f"scan_rows{features}_bins{PTX_N_BINS}_slots{n_slots}{where}", _scan_rows_kernel(*variant)[0],
+                scan_rows, threads,
+            ))
+    for has_categorical, suffix in ((False, ""), (True, "_categorical")):
         specs.append((
-            f"scan_histograms_bins{PTX_N_BINS}_slots{n_slots}{where}",
-            _scan_histograms_kernel(n_threads, n_slots)[0], scan_hist, n_threads,
+            f"pick_from_histograms{suffix}", _pick_from_histograms_kernel(has_categorical)[0], pick_hist, PICK_THREADS
         ))
-        specs.append((
-            f"scan_rows_bins{PTX_N_BINS}_slots{n_slots}{where}", _scan_rows_kernel(n_threads, n_slots)[0],
-            scan_rows, n_threads,
-        ))
-    specs.append(("pick_from_histograms", _pick_from_histograms_kernel, pick_hist, PICK_THREADS))
     for n_slots in PTX_N_SLOTS + (many_slots,):
-        specs.append((
-            f"finish_rows_slots{n_slots}", _finish_rows_kernel(n_slots, FINISH_ROWS_THREADS)[0], finish_rows,
-            FINISH_ROWS_THREADS,
-        ))
+        for has_categorical, suffix in ((False, ""), (True, "_categorical")):
+            finish = _finish_rows_kernel(n_slots, FINISH_ROWS_THREADS, has_categorical)[0]
+            specs.append((f"finish_rows{suffix}_slots{n_slots}", finish, finish_rows, FINISH_ROWS_THREADS))
     return specs
