@@ -120,8 +120,11 @@ def naive_apply(tree, X):
         node = 0
         while tree.children_left[node] != TREE_LEAF:
             value = x[tree.feature[node]]
-            left = tree.missing_go_to_left[node] if np.isnan(value) else value <= tree.threshold[node]
-            if np.isnan(value):
+            if tree.split_type[node] == CATEGORICAL:  # no surrogates: its bitset, missing values its direction
+                left = tree.missing_go_to_left[node] if np.isnan(value) else value in codes_of(tree.category_bitset[node])
+            else:
+                left = tree.missing_go_to_left[node] if np.isnan(value) else value <= tree.threshold[node]
+            if np.isnan(value) and tree.split_type[node] == NUMERIC:
                 for k, feature in enumerate(tree.surrogate_feature[node]):
                     if feature < 0 or np.isnan(x[feature]):
                         continue
