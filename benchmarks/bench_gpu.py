@@ -66,7 +66,7 @@ def histogram_bandwidth(X, y):
     stats = classification_statistics("gini", y, 2, np.ones(y.shape[0]))
     n_samples, n_features = X.shape
     rows = backend.row_data(
-        bin_mapper.transform(X, backend), np.arange(n_samples, dtype=np.int32),
+        backend.binned_rows(bin_mapper.transform(X, backend)), np.arange(n_samples, dtype=np.int32),
         np.ones((1, n_samples), dtype=np.int32), stats,
     )
     start, stop, tree = np.array([0]), np.array([n_samples]), np.array([0])

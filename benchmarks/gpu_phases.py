@@ -70,7 +70,7 @@ class PhaseTimer:
             setattr(Backend, method, self._timed_method(getattr(Backend, method), phase))
         from gpuforest.backend import CUDABackend
 
-        for method in ("histogram_bins", "free_memory_bytes"):
+        for method in ("binned_rows", "free_memory_bytes"):
             setattr(CUDABackend, method, self._timed_method(getattr(CUDABackend, method), "other backend"))
         if not config.ENABLE_CUDASIM:  # the simulator runs kernels in Python: nothing to time
             self._install_kernel_timers()

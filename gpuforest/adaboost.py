@@ -33,7 +33,6 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 
 from .backend import get_backend
-from .binning import BinMapper
 from .categorical import record_categories
 from .decision_tree import (
     TREE_PARAMETER_CONSTRAINTS,
@@ -45,7 +44,7 @@ from .decision_tree import (
     validate_fit_data,
     validate_predict_data,
 )
-from .grower import TreeGrower
+from .fitting import BinnedTraining, fit_bin_mapper
 from .pruning import prunes
 from .statistics import classification_statistics
 
@@ -419,22 +418,14 @@ class _BinnedTreeFitter:
             self.backend = get_backend(member.device)
             record_categories(member, self.X, None, member.max_bins)
             self.categorical = (member.is_categorical_, member.categories_)
-            self.bin_mapper = BinMapper(member.max_bins, random_state=seed, is_categorical=member.is_categorical_).fit(
-                self.X[self.positive]
-            )
-            self.X_binned = self.bin_mapper.transform(self.X, self.backend)
-            self.histogram_bins = self.backend.histogram_bins(self.X_binned)
+            self.bin_mapper = fit_bin_mapper(member, self.X[self.positive], seed)
+            self.training = BinnedTraining(self.backend, self.bin_mapper, self.X)
         params = growth_params(member, n_samples, n_features, seed, random_thresholds=member.splitter == "random")
         n_classes = self.classes.shape[0]
         stats = classification_statistics(member.criterion, self.y_encoded, n_classes, sample_weight)
         # A fresh index array every round: the grower partitions it in place.
         sample_indices = np.flatnonzero(self.positive).astype(np.int32)
-        rows = self.backend.row_data(
-            self.X_binned, sample_indices, np.ones((1, n_samples), dtype=np.int32), stats, self.histogram_bins
-        )
-        tree_offsets = np.array([0, sample_indices.shape[0]], dtype=np.int64)
-        grower = TreeGrower(self.backend, rows, tree_offsets, self.bin_mapper, stats, n_classes, params)
-        (member.tree_,) = grower.grow()
+        _, (member.tree_,) = self.training.grow(sample_indices, stats, n_classes, params)
         member.classes_ = self.classes
         member.n_classes_ = n_classes
         member.n_features_in_ = n_features

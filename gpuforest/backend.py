@@ -107,6 +107,23 @@ class PackedLayout:
 
 
 @dataclass
+class BinnedRows:
+    """A fit's binned training rows in the layouts of one backend (``Backend.binned_rows``).
+
+    Attributes
+    ----------
+    X_binned : ndarray of shape (n_samples, n_features), dtype uint8, Fortran order
+        ``BinMapper.transform``'s bins.
+    histogram_bins : ndarray of shape (n_samples, n_features), dtype uint8
+        The layout the backend's histogram kernel reads: ``X_binned`` itself, or the
+        CPU's C-ordered copy.
+    """
+
+    X_binned: np.ndarray
+    histogram_bins: np.ndarray
+
+
+@dataclass
 class RowData:
     """What the kernels read about the training rows of a batch of trees.
 
@@ -114,7 +131,7 @@ class RowData:
     ----------
     X_binned : ndarray of shape (n_samples, n_features), dtype uint8, Fortran order
     histogram_bins : ndarray of shape (n_samples, n_features), dtype uint8
-        ``X_binned`` in the layout the backend's histogram kernel reads (``Backend.histogram_bins``).
+        ``X_binned`` in the layout the backend's histogram kernel reads (``BinnedRows.histogram_bins``).
     sample_indices : ndarray of shape (n_entries,), dtype int32
         The rows of every tree; each node owns a contiguous range.
     sample_counts : ndarray of shape (n_trees, n_samples), dtype int32
@@ -196,14 +213,18 @@ class Backend:
         """``to_device`` of each array (None stays None)."""
         return tuple([None if array is None else self.to_device(array) for array in arrays])
 
-    def histogram_bins(self, X_binned):
+    def binned_rows(self, X_binned):
+        """``BinnedRows`` of ``X_binned`` (from ``map_to_bins``): made once per fit, read by every growth."""
+        return BinnedRows(X_binned=X_binned, histogram_bins=self._histogram_layout(X_binned))
+
+    def _histogram_layout(self, X_binned):
         """``X_binned`` as the histogram kernel reads it: the same array (a warp reads one feature of
         consecutive rows)."""
         return X_binned
 
-    def row_data(self, X_binned, sample_indices, sample_counts, stats, histogram_bins=None):
-        """``RowData`` on the device; ``X_binned`` comes from ``map_to_bins``, ``histogram_bins`` (made
-        when not given) from ``histogram_bins``: a caller growing trees on the same bins many times makes it once."""
+    def row_data(self, binned_rows, sample_indices, sample_counts, stats):
+        """``RowData`` on the device of the rows ``sample_indices`` of ``binned_rows`` (``Backend.binned_rows``),
+        drawn ``sample_counts`` (n_trees, n_samples) times, with the statistics ``stats``."""
         n_trees, n_samples = sample_counts.shape
         stats_rows = n_trees * n_samples if stats.stats_stride else n_samples
         if stats.stats_stride not in (0, n_samples) or stats.row_stats.shape[0] != stats_rows:
@@ -214,8 +235,8 @@ class Backend:
         sample_counts = self.to_device(sample_counts)
         unit_counts = bool((sample_counts == 1).all())
         return RowData(
-            X_binned=X_binned,
-            histogram_bins=self.histogram_bins(X_binned) if histogram_bins is None else histogram_bins,
+            X_binned=binned_rows.X_binned,
+            histogram_bins=binned_rows.histogram_bins,
             sample_indices=self.to_device(sample_indices),
             sample_counts=sample_counts,
             row_slot=self.to_device(stats.row_slot),
@@ -494,7 +515,7 @@ class CPUBackend(Backend):
     def __init__(self):
         super().__init__("cpu", np, _kernel_modules("cpu"))
 
-    def histogram_bins(self, X_binned):
+    def _histogram_layout(self, X_binned):
         """A C-ordered copy: the row-wise histogram kernel reads a row's bins from one cache line."""
         return np.ascontiguousarray(X_binned)
 

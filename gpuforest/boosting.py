@@ -29,10 +29,10 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .backend import DEVICES, get_backend
-from .binning import BinMapper
 from .categorical import CATEGORICAL_FEATURES_CONSTRAINT
 from .decision_tree import MAX_DEPTH_UNLIMITED, AllowNaNMixin, encode_classes, validate_fit_data, validate_predict_data
-from .grower import GrowthParams, TreeGrower, feature_count, tree_feature_subsets
+from .fitting import BinnedTraining, fit_bin_mapper
+from .grower import GrowthParams, feature_count, tree_feature_subsets
 from .kernels.common import PURPOSE_SUBSAMPLE
 from .losses import (
     AbsoluteError, BinomialLoss, CustomObjective, ExponentialLoss, GammaLoss, HuberLoss, MultinomialLoss, PoissonLoss,
@@ -137,8 +137,7 @@ class BaseGradientBoosting(AllowNaNMixin, BaseEstimator):
         raw = xp.asarray(self._raw_predict_validated(X))
         y_device, weight_device = xp.asarray(y), xp.asarray(sample_weight)
         raw_val = None if X_val is None else self._raw_predict_validated(X_val)
-        X_binned = self._bin_mapper.transform(X, backend)
-        histogram_bins = backend.histogram_bins(X_binned)
+        training = BinnedTraining(backend, self._bin_mapper, X)
         n_per_round = self._loss.n_trees_per_iteration
         counts = xp.ones((n_per_round, X.shape[0]), dtype=np.int32)  # drawn without replacement: once or not at all
         scorer = self._scorer()
@@ -157,14 +156,13 @@ class BaseGradientBoosting(AllowNaNMixin, BaseEstimator):
             stats = newton_statistics(
                 gradients, hessians, self.l2_regularization, self.l1_regularization, xp=xp, previous=stats
             )
-            rows = backend.row_data(X_binned, xp.tile(sample_indices, n_per_round), counts, stats, histogram_bins)
             first_tree = len(self.trees_)
-            grower = TreeGrower(
-                backend, rows, tree_offsets, self._bin_mapper, stats, 1,
-                self._tree_growth(backend, first_tree, n_per_round), first_tree=first_tree, workspace=workspace,
+            grower, trees = training.grow(
+                xp.tile(sample_indices, n_per_round), stats, 1, self._tree_growth(backend, first_tree, n_per_round),
+                sample_counts=counts, tree_offsets=tree_offsets, first_tree=first_tree, workspace=workspace,
             )
             every_row = sample_indices.shape[0] == X.shape[0]
-            for k, tree in enumerate(grower.grow()):
+            for k, tree in enumerate(trees):
                 if self._loss.refit_quantile is not None:
                     self._loss.refit_leaves(
                         tree.value[:, 0, 0], self._training_leaves(backend, grower, k, tree, X, every_row), y,
@@ -173,7 +171,7 @@ class BaseGradientBoosting(AllowNaNMixin, BaseEstimator):
                 tree.value *= self.learning_rate
                 if every_row:  # each leaf's rows are a range of the grower's positions
                     boundaries, leaves = grower.leaf_ranges(k)
-                    backend.add_range_values(raw, k, rows.sample_indices, boundaries, tree.value[leaves, 0, 0])
+                    backend.add_range_values(raw, k, grower.rows.sample_indices, boundaries, tree.value[leaves, 0, 0])
                 else:
                     backend.add_leaf_values(
                         raw, k, xp.arange(X.shape[0], dtype=np.int32), xp.asarray(tree.apply(X, backend)),
@@ -206,7 +204,7 @@ class BaseGradientBoosting(AllowNaNMixin, BaseEstimator):
         """Fresh state: device, seed, bins, the baseline, no trees."""
         self.device_ = get_backend(self.device).name
         self._seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
-        self._bin_mapper = BinMapper(self.max_bins, random_state=self._seed, is_categorical=self.is_categorical_).fit(X)
+        self._bin_mapper = fit_bin_mapper(self, X, self._seed)
         if self.init == "zero":
             self.baseline_ = np.zeros(self._loss.n_trees_per_iteration)
         else:

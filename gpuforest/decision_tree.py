@@ -19,7 +19,6 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .backend import DEVICES, get_backend
-from .binning import BinMapper
 from .categorical import (
     CATEGORICAL_FEATURES_CONSTRAINT,
     encode_fit_input,
@@ -27,6 +26,7 @@ from .categorical import (
     mask_unknown_codes,
     record_categories,
 )
+from .fitting import BinnedTraining, fit_bin_mapper
 from .grower import GrowthParams, TreeGrower
 from .multiway import MultiwayTreeGrower
 from .pruning import (
@@ -201,15 +201,9 @@ class BaseDecisionTree(AllowNaNMixin, BaseEstimator):
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         params = growth_params(self, X.shape[0], X.shape[1], seed, random_thresholds=self.splitter == "random")
         sample_indices = np.flatnonzero(sample_weight > 0).astype(np.int32)
-        self._bin_mapper = BinMapper(self.max_bins, random_state=seed, is_categorical=self.is_categorical_).fit(
-            X[sample_indices]
-        )
-        rows = backend.row_data(
-            self._bin_mapper.transform(X, backend), sample_indices, np.ones((1, X.shape[0]), dtype=np.int32), stats
-        )
-        tree_offsets = np.array([0, sample_indices.shape[0]], dtype=np.int64)
-        grower = self._grower_class()(backend, rows, tree_offsets, self._bin_mapper, stats, n_values, params)
-        (tree,) = grower.grow()
+        self._bin_mapper = fit_bin_mapper(self, X[sample_indices], seed)
+        training = BinnedTraining(backend, self._bin_mapper, X)
+        _, (tree,) = training.grow(sample_indices, stats, n_values, params, grower_class=self._grower_class())
         self.tree_ = prune_grown_tree(self, tree, backend, (X, y, sample_weight, sample_indices), validation)
         if self.use_surrogates:
             add_surrogates(self.tree_, X, sample_weight, sample_indices, self.max_surrogates, self.is_categorical_)

@@ -28,7 +28,6 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .backend import get_backend
-from .binning import BinMapper
 from .decision_tree import (
     TREE_PARAMETER_CONSTRAINTS,
     AllowNaNMixin,
@@ -40,7 +39,7 @@ from .decision_tree import (
     validate_fit_data,
     validate_predict_data,
 )
-from .grower import TreeGrower
+from .fitting import BinnedTraining, fit_bin_mapper
 from .pruning import (
     CLASSIFIER_PRUNING_CONSTRAINTS,
     REGRESSOR_PRUNING_CONSTRAINTS,
@@ -141,9 +140,7 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
             self.trees_ = []
             self._seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
             positive = sample_weight > 0
-            self._bin_mapper = BinMapper(
-                self.max_bins, random_state=self._seed, is_categorical=self.is_categorical_
-            ).fit(X[positive])
+            self._bin_mapper = fit_bin_mapper(self, X[positive], self._seed)
         n_more = self.n_estimators - len(self.trees_)
         if n_more < 0:
             raise ValueError(
@@ -213,8 +210,7 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
         n_samples, n_features = X.shape
         params = growth_params(self, n_samples, n_features, self._seed, self._random_thresholds)
         self.max_features_ = params.max_features
-        X_binned = self._bin_mapper.transform(X, backend)
-        histogram_bins = backend.histogram_bins(X_binned)
+        training = BinnedTraining(backend, self._bin_mapper, X)
         positive = backend.to_device(sample_weight > 0)
         per_tree_stats = self._per_tree_statistics()
         stats = None
@@ -232,11 +228,11 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
                     targets, self._subsample_weight(targets, sample_weight, host_counts), int(host_counts.max())
                 )
             sample_indices, tree_offsets = self._in_bag_rows(backend, counts, positive)
-            rows = backend.row_data(X_binned, sample_indices, counts, batch_stats, histogram_bins)
-            grower = TreeGrower(
-                backend, rows, tree_offsets, self._bin_mapper, batch_stats, self._n_values(), params, first_tree=start
+            _, trees = training.grow(
+                sample_indices, batch_stats, self._n_values(), params, sample_counts=counts, tree_offsets=tree_offsets,
+                first_tree=start,
             )
-            self.trees_.extend(self._pruned(backend, grower.grow(), counts, X, targets, sample_weight, validation))
+            self.trees_.extend(self._pruned(backend, trees, counts, X, targets, sample_weight, validation))
 
     def _pruned(self, backend, trees, counts, X, targets, sample_weight, validation):
         """The batch's ``trees`` pruned as the parameters say (``pruning.prune_grown_tree``).

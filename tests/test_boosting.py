@@ -16,8 +16,9 @@ from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostin
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import train_test_split
 
-from gpuforest import GradientBoostingClassifier, GradientBoostingRegressor, boosting
+from gpuforest import GradientBoostingClassifier, GradientBoostingRegressor
 from gpuforest.backend import get_backend
+from gpuforest.fitting import BinnedTraining
 from gpuforest.grower import tree_feature_subsets
 from gpuforest.kernels.common import PURPOSE_SUBSAMPLE
 
@@ -306,13 +307,13 @@ def test_classes_of_a_round_grow_in_one_batch(monkeypatch):
     the model is the same from run to run."""
     X, y = make_classification(n_samples=600, n_features=8, n_informative=5, n_classes=3, random_state=0)
     batches = []
-    grower_class = boosting.TreeGrower
+    grow = BinnedTraining.grow
 
-    def recording_grower(backend, rows, tree_offsets, *args, first_tree=0, **kwargs):
+    def recording_grow(training, *args, tree_offsets=None, first_tree=0, **kwargs):
         batches.append((tree_offsets.shape[0] - 1, first_tree))
-        return grower_class(backend, rows, tree_offsets, *args, first_tree=first_tree, **kwargs)
+        return grow(training, *args, tree_offsets=tree_offsets, first_tree=first_tree, **kwargs)
 
-    monkeypatch.setattr(boosting, "TreeGrower", recording_grower)
+    monkeypatch.setattr(BinnedTraining, "grow", recording_grow)
     params = dict(n_estimators=3, colsample_bytree=0.5, subsample=0.8, early_stopping=False, random_state=0,
                   device="cpu")
     model = GradientBoostingClassifier(**params).fit(X, y)

@@ -411,7 +411,7 @@ def test_grower_splits_on_newton_gain(l1):
     stats = newton_statistics(g, h, l2, l1)
     backend = CPUBackend()
     bin_mapper = BinMapper(256).fit(X)
-    rows = backend.row_data(bin_mapper.transform(X, backend), np.arange(200, dtype=np.int32),
+    rows = backend.row_data(backend.binned_rows(bin_mapper.transform(X, backend)), np.arange(200, dtype=np.int32),
                             np.ones((1, 200), dtype=np.int32), stats)
     params = GrowthParams(
         max_depth=1, min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,

@@ -210,7 +210,9 @@ def make_grower(backend, X, y, n_trees=1, first_tree=0, **params):
     stats = statistics.classification_statistics("gini", y, 3, np.ones(n_samples))
     X_binned = mapper.transform(X, backend)
     sample_indices = np.tile(np.arange(n_samples, dtype=np.int32), n_trees)
-    rows = backend.row_data(X_binned, sample_indices, np.ones((n_trees, n_samples), dtype=np.int32), stats)
+    rows = backend.row_data(
+        backend.binned_rows(X_binned), sample_indices, np.ones((n_trees, n_samples), dtype=np.int32), stats
+    )
     params = GrowthParams(**{
         **dict(
             max_depth=6, min_samples_split=2, min_samples_leaf=2, min_weight_fraction_leaf=0.0,
@@ -468,9 +470,9 @@ def test_row_data_checks_the_statistics_rows():
     rng = np.random.default_rng(4)
     gradients, hessians = rng.normal(size=(20, 3)), np.ones((20, 3))
     stats = statistics.newton_statistics(gradients, hessians, 0.0)
-    X_binned = np.zeros((20, 2), dtype=np.uint8, order="F")
-    sample_indices = np.arange(20, dtype=np.int32)
     backend = CPUBackend()
+    X_binned = backend.binned_rows(np.zeros((20, 2), dtype=np.uint8, order="F"))
+    sample_indices = np.arange(20, dtype=np.int32)
     assert backend.row_data(X_binned, np.tile(sample_indices, 3), np.ones((3, 20), np.int32), stats).stats_stride == 20
     for n_trees in (1, 2, 4):  # per-tree statistics of 3 trees, for another number of trees
         with pytest.raises(ValueError, match="stride 20"):
@@ -481,8 +483,8 @@ def test_row_data_checks_the_statistics_rows():
 def test_row_data_marks_unit_counts():
     """The histogram kernels skip the counts only when every row of every tree is drawn once."""
     stats = statistics.newton_statistics(np.arange(6.0), np.ones(6), 0.0)
-    X_binned = np.zeros((6, 2), dtype=np.uint8, order="F")
     backend = CPUBackend()
+    X_binned = backend.binned_rows(np.zeros((6, 2), dtype=np.uint8, order="F"))
     counts = np.ones((2, 6), np.int32)
     assert backend.row_data(X_binned, np.arange(12, dtype=np.int32) % 6, counts, stats).unit_counts
     for drawn in (0, 2):
@@ -524,7 +526,7 @@ def test_trees_with_per_tree_statistics_are_the_trees_grown_one_by_one(case):
 
     def grow(tree_stats, first, count):
         rows = backend.row_data(
-            X_binned, np.tile(np.arange(n_samples, dtype=np.int32), count), np.ones((count, n_samples), np.int32),
+            backend.binned_rows(X_binned), np.tile(np.arange(n_samples, dtype=np.int32), count), np.ones((count, n_samples), np.int32),
             tree_stats,
         )
         tree_params = params

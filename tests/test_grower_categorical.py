@@ -42,7 +42,7 @@ def grow(backend, X, y, n_classes, min_rows_histogram=None, **params):
     stats = statistics.classification_statistics("gini", y, n_classes, np.ones(n_samples))
     X_binned = mapper.transform(X, backend)
     rows = backend.row_data(
-        X_binned, np.arange(n_samples, dtype=np.int32), np.ones((1, n_samples), dtype=np.int32), stats
+        backend.binned_rows(X_binned), np.arange(n_samples, dtype=np.int32), np.ones((1, n_samples), dtype=np.int32), stats
     )
     params = GrowthParams(**{
         **dict(

@@ -103,7 +103,7 @@ def histogram_args(batch, stats, feature_mask=None):
 
 def cpu_histograms(batch, stats, feature_mask=None):
     """The CPU kernel's histograms, from the C-ordered bins it reads in the CPU backend
-    (``CPUBackend.histogram_bins``): no extra compiled layout for the tests alone."""
+    (``CPUBackend.binned_rows``): no extra compiled layout for the tests alone."""
     shape = (batch["node_start"].size, batch["X_binned"].shape[1], batch["max_bins"], stats.n_slots)
     hist = np.empty(shape, dtype=np.int64)
     X_binned, *args = histogram_args(batch, stats, feature_mask)

@@ -1,0 +1,75 @@
+"""The fit recipe every estimator shares: bin once, then grow trees on the binned rows.
+
+A fit bins its training rows once (``BinnedTraining``: ``BinMapper.transform``
+and the backend's own layouts, ``Backend.binned_rows``), then grows trees on
+them as often as the estimator needs: a tree, a forest's batches, a boosting
+round's trees, an AdaBoost member. Each growth (``BinnedTraining.grow``) is
+statistics -> ``RowData`` -> grower, the same steps for every estimator; only
+the rows, their draw counts, the statistics and the growth parameters differ.
+"""
+
+import numpy as np
+
+from .binning import BinMapper
+from .grower import TreeGrower
+
+
+def fit_bin_mapper(estimator, X, seed):
+    """A ``BinMapper`` with the estimator's ``max_bins`` and categorical features (``is_categorical_``),
+    fitted on ``X`` (n_samples, n_features) with the fit's ``seed``."""
+    return BinMapper(estimator.max_bins, random_state=seed, is_categorical=estimator.is_categorical_).fit(X)
+
+
+class BinnedTraining:
+    """A fit's training rows binned on one backend, and the growth of trees on them.
+
+    Parameters
+    ----------
+    backend : Backend
+    bin_mapper : binning.BinMapper
+        Fitted.
+    X : ndarray of shape (n_samples, n_features), dtype float32
+        The training rows (NaN: missing), binned once here.
+    """
+
+    def __init__(self, backend, bin_mapper, X):
+        self.backend = backend
+        self.bin_mapper = bin_mapper
+        self.n_samples = X.shape[0]
+        self.binned_rows = backend.binned_rows(bin_mapper.transform(X, backend))
+
+    def grow(
+        self, sample_indices, stats, n_values, params, *, sample_counts=None, tree_offsets=None,
+        grower_class=TreeGrower, first_tree=0, workspace=None,
+    ):
+        """Grow a batch of trees; returns ``(grower, trees)``.
+
+        Parameters
+        ----------
+        sample_indices : ndarray of shape (n_entries,), dtype int32
+            The rows of every tree, tree after tree (on the host or the device); the
+            grower partitions them in place.
+        stats : statistics.RowStatistics
+        n_values : int
+            Values per node (classes, or 1).
+        params : grower.GrowthParams
+        sample_counts : ndarray of shape (n_trees, n_samples), dtype int32, or None
+            How many times each row is drawn for each tree; None: once, one tree.
+        tree_offsets : ndarray of shape (n_trees + 1,), dtype int64, or None
+            Tree ``t`` owns ``sample_indices[tree_offsets[t]:tree_offsets[t + 1]]``;
+            None: one tree of every entry.
+        grower_class : type, default=TreeGrower
+            ``TreeGrower`` or a subclass (``multiway.MultiwayTreeGrower``).
+        first_tree, workspace
+            As in ``TreeGrower``.
+        """
+        if sample_counts is None:
+            sample_counts = np.ones((1, self.n_samples), dtype=np.int32)
+        if tree_offsets is None:
+            tree_offsets = np.array([0, sample_indices.shape[0]], dtype=np.int64)
+        rows = self.backend.row_data(self.binned_rows, sample_indices, sample_counts, stats)
+        grower = grower_class(
+            self.backend, rows, tree_offsets, self.bin_mapper, stats, n_values, params, first_tree=first_tree,
+            workspace=workspace,
+        )
+        return grower, grower.grow()

@@ -1,0 +1,79 @@
+"""The shared fit recipe: rows binned once in each backend's layouts, trees grown on them as scikit-learn
+grows them, and a batch of trees equal to the same trees grown one at a time."""
+
+import numpy as np
+import pytest
+from sklearn.tree import DecisionTreeClassifier as SklearnDecisionTreeClassifier
+
+from gpuforest import statistics
+from gpuforest.backend import CPUBackend, CUDABackend
+from gpuforest.binning import BinMapper
+from gpuforest.fitting import BinnedTraining
+from gpuforest.grower import GrowthParams
+
+PARAMS = GrowthParams(
+    max_depth=5, min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0, min_impurity_decrease=0.0,
+    max_leaf_nodes=None, max_features=3, seed=0,
+)
+
+
+def small_data(seed=0, n_samples=150):
+    """Three integer features (at most 8 values each: exact bins) and a class decided by two of them."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 8, size=(n_samples, 3)).astype(np.float32)
+    y = ((X[:, 0] + 2 * X[:, 2] + rng.integers(0, 3, n_samples)) > 10).astype(np.int64)
+    return X, y
+
+
+def test_binned_rows_are_the_bins_in_each_backends_layout():
+    X, _ = small_data()
+    for backend in (CPUBackend(), CUDABackend()):
+        bin_mapper = BinMapper(16).fit(X)
+        binned = BinnedTraining(backend, bin_mapper, X).binned_rows
+        X_binned = backend.to_host(binned.X_binned)
+        assert X_binned.flags.f_contiguous
+        np.testing.assert_array_equal(X_binned, np.searchsorted(np.unique(X), X))  # values 0..7 are bins 0..7
+        np.testing.assert_array_equal(backend.to_host(binned.histogram_bins), X_binned)
+    # The CPU's row-wise histogram kernel reads a row's bins from one cache line.
+    assert BinnedTraining(CPUBackend(), bin_mapper, X).binned_rows.histogram_bins.flags.c_contiguous
+
+
+def test_a_tree_grown_on_binned_rows_is_scikit_learns():
+    X, y = small_data(0, 600)
+    backend = CPUBackend()
+    training = BinnedTraining(backend, BinMapper(16).fit(X), X)
+    stats = statistics.classification_statistics("gini", y, 2, np.ones(y.shape[0]))
+    params = GrowthParams(**{**PARAMS.__dict__, "max_depth": 3})  # shallow: no ties between features
+    _, (tree,) = training.grow(np.arange(y.shape[0], dtype=np.int32), stats, 2, params)
+    reference = SklearnDecisionTreeClassifier(max_depth=3, random_state=0).fit(X, y).tree_
+    # Nodes are numbered breadth-first here, depth-first there: compare the counts and every row's leaf.
+    assert tree.node_count == reference.node_count
+    np.testing.assert_array_equal(np.sort(tree.feature), np.sort(reference.feature))
+    np.testing.assert_allclose(np.sort(tree.threshold), np.sort(reference.threshold))
+    X_test, _ = small_data(5, 300)
+    proportions = tree.value[tree.apply(X_test, backend), 0]
+    proportions /= proportions.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(proportions, reference.value[reference.apply(X_test), 0])
+
+
+@pytest.mark.parametrize("backend_class", [CPUBackend, CUDABackend])
+def test_a_batch_of_trees_is_each_tree_grown_alone(backend_class):
+    """Three bootstrap trees grown together (tree offsets, draw counts, ``first_tree``) equal the same trees
+    grown one at a time."""
+    X, y = small_data(1, 90)
+    backend = backend_class()
+    training = BinnedTraining(backend, BinMapper(16).fit(X), X)
+    n_samples = y.shape[0]
+    counts = backend.to_host(backend.bootstrap_counts(7, 4, 3, n_samples, n_samples))
+    stats = statistics.classification_statistics("gini", y, 2, np.ones(n_samples), max_multiplicity=int(counts.max()))
+    in_bag = [np.flatnonzero(tree_counts).astype(np.int32) for tree_counts in counts]
+    offsets = np.concatenate([[0], np.cumsum([rows.shape[0] for rows in in_bag])]).astype(np.int64)
+    params = GrowthParams(**{**PARAMS.__dict__, "max_features": 2})
+    _, batch = training.grow(
+        np.concatenate(in_bag), stats, 2, params, sample_counts=counts, tree_offsets=offsets, first_tree=4,
+    )
+    for k, tree in enumerate(batch):
+        _, (alone,) = training.grow(in_bag[k], stats, 2, params, sample_counts=counts[k:k + 1], first_tree=4 + k)
+        for name in ("children_left", "feature", "threshold", "value"):
+            np.testing.assert_array_equal(getattr(tree, name), getattr(alone, name), err_msg=name)
+    assert len({tree.node_count for tree in batch}) > 1  # the trees differ: the batch is not one tree thrice
