@@ -403,6 +403,25 @@ class Backend:
         )
         return gains
 
+    def c45_split_gains(self, hist, hist_rows, totals, feature_mask, bin_mapper, stats, min_objects):
+        """C4.5's split of each node on each feature of ``feature_mask`` (``common.c45_split_gain``; entropy
+        statistics): host (n_nodes, n_features) arrays ``(gain, gain_ratio, bin)``, float64, float64 and int32;
+        ``-inf``, 0 and ``NO_SPLIT`` where no split is valid or none was asked for."""
+        n_nodes, n_features = feature_mask.shape
+        hist_rows, totals, feature_mask, is_categorical, n_bins_non_missing, inv_scales = self.to_device_many(
+            hist_rows, totals, feature_mask, np.asarray(bin_mapper.is_categorical, dtype=bool),
+            bin_mapper.n_bins_non_missing_, stats.inv_scales,
+        )
+        work = self.xp.empty((n_nodes * n_features, 2, totals.shape[1]), dtype=np.int64)
+        return self._fetched_outputs(
+            [((n_nodes, n_features), np.float64), ((n_nodes, n_features), np.float64),
+             ((n_nodes, n_features), np.int32)],
+            lambda outputs: self.kernels.multiway.c45_split_gains(
+                hist, hist_rows, totals, feature_mask, is_categorical, n_bins_non_missing, bin_mapper.missing_bin,
+                inv_scales, float(min_objects), work, *outputs,
+            ),
+        )
+
     def apply_multiway_splits(self, rows, node_start, node_stop, feature, n_children):
         """Sort each node's rows stably by the bin of its ``feature``: child ``c < n_children`` gets the rows of bin
         ``c``, then come those with a missing value, which stay at the node (``kernels.cpu.multiway``).
