@@ -106,6 +106,10 @@ class PackedLayout:
         return buffer
 
 
+# Rows per launch of predict_fractional: its scratch stacks are this many rows.
+FRACTIONAL_ROWS_PER_CALL = 65536
+
+
 @dataclass
 class RowData:
     """What the kernels read about the training rows of a batch of trees.
@@ -478,6 +482,27 @@ class Backend:
             self.to_device(X), *self.to_device_many(tree_offsets, split_value, node_info, category_bitset), leaves
         )
         return self.to_host(leaves)
+
+    def predict_fractional(self, X, split_value, node_info, category_bitset, branch_share, value, stack_size):
+        """Value of every row of ``X`` in one tree that shares a row with a missing value among the branches
+        (``kernels.cpu.predict.predict_fractional``), host (n_samples, n_values) float64; ``stack_size``: the
+        kernel's scratch entries per row. Rows go in blocks of ``FRACTIONAL_ROWS_PER_CALL``, which bounds the
+        scratch."""
+        out = np.empty((X.shape[0], value.shape[1]))
+        tree_arrays = self.to_device_many(split_value, node_info, category_bitset, branch_share, value)
+        n_block = min(X.shape[0], FRACTIONAL_ROWS_PER_CALL)
+        stack_node = self.xp.empty((n_block, stack_size), dtype=np.int64)
+        stack_weight = self.xp.empty((n_block, stack_size), dtype=np.float64)
+        for first in range(0, X.shape[0], FRACTIONAL_ROWS_PER_CALL):
+            rows = slice(first, first + FRACTIONAL_ROWS_PER_CALL)
+            block_out = self.xp.empty((X[rows].shape[0], value.shape[1]), dtype=np.float64)
+            n_rows = block_out.shape[0]
+            self.kernels.predict.predict_fractional(
+                self.to_device(np.ascontiguousarray(X[rows])), *tree_arrays, stack_node[:n_rows],
+                stack_weight[:n_rows], block_out,
+            )
+            out[rows] = self.to_host(block_out)
+        return out
 
     def predict_leaves_with_surrogates(self, X, split_value, node_info, category_bitset, surrogates):
         """Node of every row of ``X`` in one tree with surrogate splits, host (n_samples,) int32;

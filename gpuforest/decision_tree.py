@@ -273,8 +273,13 @@ class BaseDecisionTree(AllowNaNMixin, BaseEstimator):
         return self.tree_.compute_feature_importances()
 
     def _leaf_values(self, X):
-        leaves = self.apply(X)
-        return self.tree_.value[leaves, 0]
+        """Each row's leaf value; for a tree that shares missing values among branches (C4.5's), the weighted
+        sum of the values of the leaves it reaches (``Tree.fractional_values``)."""
+        X = self._validate_X_predict(X)
+        backend = get_backend(self.device_)
+        if self.tree_.missing_fractional:
+            return self.tree_.fractional_values(X, backend)
+        return self.tree_.value[self.tree_.apply(X, backend), 0]
 
 
 class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):

@@ -639,9 +639,12 @@ def extra_errors(n_cases, n_errors, confidence_factor=0.25):
 
 
 @njit(cache=True)
-def _branch_of(value, node, split_type, threshold, missing_go_to_left, category_bitset, n_branches):
+def _branch_of(value, node, split_type, threshold, missing_go_to_left, category_bitset, n_branches, fractional):
     """The branch (0 .. n_branches - 1) that a raw ``value`` of ``node``'s feature takes, by ``Tree``'s
-    rules of each split kind; -1 where it stops (missing or no valid code at a ``MULTIWAY`` split)."""
+    rules of each split kind; -1 where it stops (missing or no valid code at a ``MULTIWAY`` split, missing
+    anywhere in a ``fractional`` tree: ``Tree.missing_fractional``)."""
+    if fractional and np.isnan(value):
+        return -1
     if split_type[node] == MULTIWAY:
         if value >= 0 and value < n_branches and value == np.floor(value):
             return int(value)
@@ -694,7 +697,9 @@ def _split_cases(node, rows, weights, X, structure, raised):
         last of equals, as prune.c), -1 without known cases (where prune.c
         leaves it undefined: no raising then).
     """
-    children_left, children_right, split_type, feature, threshold, missing_go_to_left, category_bitset = structure
+    children_left, children_right, split_type, feature, threshold, missing_go_to_left, category_bitset, fractional = (
+        structure
+    )
     first_child = children_left[node]
     n_branches = children_right[node] - first_child + 1
     branch = np.empty(rows.shape[0], dtype=np.int64)
@@ -702,7 +707,9 @@ def _split_cases(node, rows, weights, X, structure, raised):
     branch_cases = np.zeros(n_branches, dtype=np.int64)
     for case in range(rows.shape[0]):
         value = X[rows[case], feature[node]]
-        branch[case] = _branch_of(value, node, split_type, threshold, missing_go_to_left, category_bitset, n_branches)
+        branch[case] = _branch_of(
+            value, node, split_type, threshold, missing_go_to_left, category_bitset, n_branches, fractional
+        )
         if branch[case] >= 0:
             branch_weight[branch[case]] += weights[case]
             branch_cases[branch[case]] += 1
@@ -774,7 +781,7 @@ def _prune_error_based(rows, weights, data, structure, state, parameters):
         Raw features (float32) and class indices (int64) of every row.
     structure : tuple
         The tree's ``children_left, children_right, split_type, feature,
-        threshold, missing_go_to_left, category_bitset``.
+        threshold, missing_go_to_left, category_bitset, missing_fractional``.
     state : tuple ``(cut, raised, counts, n_rows, recounted, estimate)``
         Written in place: the nodes made leaves; the node each node was
         replaced by (-1: none); the class counts and rows of the ``recounted``
@@ -926,7 +933,7 @@ def prune_pessimistic(tree, X, y, sample_weight, criterion, confidence_factor=0.
     state = (np.zeros(n_nodes, dtype=bool), np.full(n_nodes, -1, dtype=np.int64), counts,
              tree.n_node_samples.copy(), np.zeros(n_nodes, dtype=bool), np.zeros(n_nodes))
     structure = (tree.children_left, tree.children_right, tree.split_type, tree.feature, tree.threshold,
-                 tree.missing_go_to_left, tree.category_bitset)
+                 tree.missing_go_to_left, tree.category_bitset, tree.missing_fractional)
     parameters = (float(confidence_factor), squared_deviate(confidence_factor), bool(subtree_raising))
     data = (X, np.asarray(y, dtype=np.int64))
     _prune_error_based(rows, sample_weight[rows], data, structure, state, parameters)

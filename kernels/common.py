@@ -57,7 +57,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..tree import CATEGORICAL, MAX_CATEGORIES, NUMERIC
+from ..tree import CATEGORICAL, MAX_CATEGORIES, MULTIWAY, NUMERIC
 
 GINI = 0
 ENTROPY = 1
@@ -748,6 +748,49 @@ def split_child(value, info, split_value, category_bitset):
             left = value <= split_value
         return 0 if left else 1
     return category_child(value, split_type, (info & 1) == 1, split_value, category_bitset)
+
+
+@njit(cache=True, inline="always")
+def add_fractional_value(X, row, split_value, node_info, category_bitset, branch_share, value, stack_node,
+                         stack_weight, out):
+    """Add to ``out`` (n_values,) the value of every leaf raw row ``row`` of ``X`` reaches in one tree (at offset
+    0), times the weight it reaches it with: C4.5's classification of a case with unknown values (Quinlan 1993,
+    ch. 3). Where the row has a value with a branch, it goes down that branch; where it has none (NaN, or a code
+    without a child at a ``MULTIWAY`` node), down every branch, its weight times the branch's ``branch_share``
+    (the child's share of its parent's training weight).
+
+    ``value`` (n_nodes, n_values); ``stack_node`` (int64) and ``stack_weight`` (float64), scratch of
+    ``1 + depth * (most children - 1)`` entries: the pending (node, weight) pairs, depth first, first child first.
+    """
+    stack_node[0] = 0
+    stack_weight[0] = 1.0
+    top = 1
+    while top > 0:
+        top -= 1
+        node = stack_node[top]
+        weight = stack_weight[top]
+        info = node_info[node]
+        if info < 0:
+            for k in range(out.shape[0]):
+                out[k] += weight * value[node, k]
+            continue
+        x = X[row, (info >> 3) & 0x1FFFFFFF]
+        child = -1
+        if not math.isnan(x):
+            child = split_child(x, info, split_value[node], category_bitset)
+        first_child = info >> 32
+        if child >= 0:
+            stack_node[top] = first_child + child
+            stack_weight[top] = weight
+            top += 1
+            continue
+        n_branches = int(split_value[node]) if ((info >> 1) & 3) == MULTIWAY else 2
+        for rank in range(n_branches - 1, -1, -1):
+            branch = first_child + rank
+            if branch_share[branch] > 0.0:
+                stack_node[top] = branch
+                stack_weight[top] = weight * branch_share[branch]
+                top += 1
 
 
 @njit(cache=True, inline="always")

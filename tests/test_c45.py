@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from gpuforest import DecisionTreeClassifier
+from gpuforest.backend import get_backend
 from gpuforest.c45 import AVERAGE_GAIN_TOLERANCE, choose_by_gain_ratio
 from gpuforest.datasets import load_weather
 from gpuforest.information import gain_ratio, information_gain
@@ -46,6 +47,55 @@ def test_c45_grows_quinlans_tree_on_the_numeric_weather_data():
     assert tree.children_left[overcast] == TREE_LEAF and np.argmax(tree.value[overcast, 0]) == 1
     assert tree.split_type[rain] == MULTIWAY and weather.feature_names[tree.feature[rain]] == "windy"
     np.testing.assert_array_equal(model.predict(weather.data), weather.target)
+
+
+def test_c45_shares_a_case_with_an_unknown_outlook_as_quinlan_does():
+    # Quinlan (1993), ch. 3: the weather data with the outlook of one case (overcast, 72, 90, windy, Play) unknown.
+    # The case goes down every branch of outlook with weight 5/13, 3/13 and 5/13: the tree of the book, whose
+    # leaves hold humidity <= 75: Play (2.0); > 75: Don't Play (3.4/0.4); overcast: Play (3.2); rain and windy:
+    # Don't Play (2.4/0.4); rain and not windy: Play (3.0).
+    weather = load_weather(numeric=True)
+    X = weather.data.copy()
+    X[11, 0] = np.nan
+    tree = fit_c45(X, weather.target, weather.categorical_features).tree_
+    sunny, overcast, rain = range(tree.children_left[0], tree.children_right[0] + 1)
+    leaves = [tree.children_left[sunny], tree.children_right[sunny], overcast, tree.children_right[rain],
+              tree.children_left[rain]]
+    np.testing.assert_allclose(tree.weighted_n_node_samples[[sunny, overcast, rain]], [5 + 5 / 13, 3 + 3 / 13,
+                                                                                       5 + 5 / 13])
+    counts = tree.value[leaves, 0] * tree.weighted_n_node_samples[leaves, None]
+    np.testing.assert_allclose(counts, [[0, 2], [3, 5 / 13], [0, 3 + 3 / 13], [2, 5 / 13], [0, 3]], atol=1e-12)
+
+
+def naive_fractional_value(tree, x, node=0):
+    """C4.5's classification of one row (Quinlan 1993, ch. 3), recursively: a leaf's class proportions; at a
+    split, the branch of the row's value, or with no such branch every branch weighted by its share of the
+    node's training weight."""
+    if tree.children_left[node] == TREE_LEAF:
+        return tree.value[node, 0]
+    children = np.arange(tree.children_left[node], tree.children_right[node] + 1)
+    value = x[tree.feature[node]]
+    if not np.isnan(value):
+        if tree.split_type[node] == NUMERIC:
+            return naive_fractional_value(tree, x, children[0 if value <= tree.threshold[node] else 1])
+        if value < children.size:
+            return naive_fractional_value(tree, x, children[int(value)])
+    shares = tree.weighted_n_node_samples[children] / tree.weighted_n_node_samples[children].sum()
+    return sum(share * naive_fractional_value(tree, x, child) for share, child in zip(shares, children) if share > 0)
+
+
+def test_fractional_predictions_equal_a_naive_recursive_classification_on_both_backends():
+    X, y, categorical = mixed_problem(1, missing_fraction=0.2)
+    model = fit_c45(X, y, categorical)
+    X_test, _, _ = mixed_problem(2, n_rows=60, missing_fraction=0.3)
+    X_test[0, 0] = 7  # a code without a branch
+    X_test = X_test.astype(np.float32)
+    expected = np.array([naive_fractional_value(model.tree_, x) for x in X_test])
+    shared = ~np.isclose(expected, model.tree_.value[model.apply(X_test), 0]).all(axis=1)
+    assert model.tree_.max_depth >= 2 and 0.1 < shared.mean() < 0.9
+    np.testing.assert_allclose(model.predict_proba(X_test), expected, rtol=1e-12, atol=1e-15)
+    on_cuda, on_cpu = (model.tree_.fractional_values(X_test, get_backend(device)) for device in ("cuda", "cpu"))
+    np.testing.assert_array_equal(on_cuda, on_cpu)
 
 
 def naive_choice(gains, ratios):
@@ -99,9 +149,15 @@ def mixed_problem(seed, n_rows=80, missing_fraction=0.1):
 
 
 def test_c45_trees_on_cuda_equal_cpu():
-    X, y, categorical = mixed_problem(0)
-    trees = [fit_c45(X, y, categorical, device=device, max_bins=8).tree_ for device in ("cpu", "cuda")]
+    # Quinlan's numeric weather data with unknown values: cases shared among multiway and threshold branches.
+    weather = load_weather(numeric=True)
+    X = weather.data.copy()
+    X[[11, 4, 2], [0, 3, 1]] = np.nan
+    trees = [
+        fit_c45(X, weather.target, weather.categorical_features, device=device).tree_ for device in ("cpu", "cuda")
+    ]
     assert MULTIWAY in trees[0].split_type and NUMERIC in trees[0].split_type[trees[0].children_left >= 0]
+    assert (trees[0].weighted_n_node_samples % 1 > 0).any()
     for name in TREE_ARRAYS:
         np.testing.assert_array_equal(getattr(trees[1], name), getattr(trees[0], name), err_msg=name)
 
