@@ -360,8 +360,12 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         among those of at least average gain; at least two branches with 2 (``max(2, min_samples_leaf)``)
         cases, a threshold's both sides at least ``0.1 W / n_classes`` (2 to 25). Then J48's collapse of the
         subtrees that do not lower the training error and, unless ``pruning`` says otherwise, error-based
-        pruning (``pruning="pessimistic"``, ``confidence_factor``, ``subtree_raising``). A numeric
-        split sends missing values to its larger branch; at a multiway split they stay at the node.
+        pruning (``pruning="pessimistic"``, ``confidence_factor``, ``subtree_raising``). Missing values
+        are fractional cases (Quinlan 1993, ch. 3): the gain counts the known cases (times their share),
+        the split information counts the unknown ones as a branch, and a case without the split's value
+        goes down every branch with known cases, weighted by the branch's share of them, in training, pruning
+        and ``predict_proba`` (the weighted sum of the leaves' class proportions; ``apply`` and
+        ``decision_path`` follow ``missing_go_to_left`` at a threshold and stop at a multiway split).
 
     Attributes
     ----------

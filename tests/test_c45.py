@@ -5,7 +5,7 @@ simulator, and bad input."""
 import numpy as np
 import pytest
 
-from gpuforest import DecisionTreeClassifier
+from gpuforest import DecisionTreeClassifier, export_text
 from gpuforest.backend import get_backend
 from gpuforest.c45 import AVERAGE_GAIN_TOLERANCE, choose_by_gain_ratio
 from gpuforest.datasets import load_weather
@@ -47,6 +47,8 @@ def test_c45_grows_quinlans_tree_on_the_numeric_weather_data():
     assert tree.children_left[overcast] == TREE_LEAF and np.argmax(tree.value[overcast, 0]) == 1
     assert tree.split_type[rain] == MULTIWAY and weather.feature_names[tree.feature[rain]] == "windy"
     np.testing.assert_array_equal(model.predict(weather.data), weather.target)
+    # Missing values go down every branch: no branch is marked as theirs.
+    assert "humidity >  75.00\n" in export_text(model, feature_names=weather.feature_names)
 
 
 def test_c45_shares_a_case_with_an_unknown_outlook_as_quinlan_does():

@@ -28,17 +28,23 @@ def node_rows(rng, n_rows, n_codes, missing_fraction):
     return codes, rng.integers(0, N_CLASSES, n_rows), rng.integers(1, 4, n_rows)
 
 
+def node_histograms(nodes, n_features, missing_bin):
+    """The histograms (n_nodes, n_features, missing_bin + 1, N_CLASSES + 1) of ``node_rows``' nodes: class weights and
+    row counts per bin (a value's bin is the value; NaN: ``missing_bin``)."""
+    hist = np.zeros((len(nodes), n_features, missing_bin + 1, N_CLASSES + 1), dtype=np.int64)
+    for node, (codes, classes, weights) in enumerate(nodes):
+        bins = np.where(np.isnan(codes), missing_bin, np.nan_to_num(codes)).astype(np.int64)
+        for feature in range(n_features):
+            np.add.at(hist[node, feature], (bins[:, feature], classes), weights)
+            np.add.at(hist[node, feature], (bins[:, feature], N_CLASSES), 1)
+    return hist
+
+
 def gain_problem(rng, n_codes=(4, 2, 3, 1), missing_bin=5):
     """The gain kernels' inputs for nodes made of random rows, and the rows themselves."""
     nodes = [node_rows(rng, n_rows, n_codes, missing) for n_rows, missing in
              ((40, 0.0), (25, 0.2), (9, 0.0), (3, 0.0), (12, 0.5), (30, 0.1))]
-    n_slots = N_CLASSES + 1
-    hist = np.zeros((len(nodes), len(n_codes), missing_bin + 1, n_slots), dtype=np.int64)
-    for node, (codes, classes, weights) in enumerate(nodes):
-        bins = np.where(np.isnan(codes), missing_bin, np.nan_to_num(codes)).astype(np.int64)
-        for feature in range(len(n_codes)):
-            np.add.at(hist[node, feature], (bins[:, feature], classes), weights)
-            np.add.at(hist[node, feature], (bins[:, feature], N_CLASSES), 1)
+    hist = node_histograms(nodes, len(n_codes), missing_bin)
     feature_mask = rng.random((len(nodes), len(n_codes))) < 0.8
     feature_mask[0] = True
     inv_scales = np.array([WEIGHT_SCALE] * N_CLASSES + [1.0])
@@ -87,14 +93,9 @@ def c45_problem(rng, is_categorical=(True, False, True, False), n_bins=(4, 7, 2,
     """``c45_split_gains``' inputs for nodes of random rows (numeric features: bins as ordered values), and the rows."""
     nodes = [node_rows(rng, n_rows, n_bins, missing) for n_rows, missing in
              ((40, 0.0), (25, 0.2), (9, 0.0), (3, 0.0), (12, 0.5), (60, 0.1), (30, 0.0))]
-    n_slots = N_CLASSES + 1
-    hist = np.zeros((len(nodes), len(n_bins), missing_bin + 1, n_slots), dtype=np.int64)
-    for node, (codes, classes, weights) in enumerate(nodes):
-        bins = np.where(np.isnan(codes), missing_bin, np.nan_to_num(codes)).astype(np.int64)
-        for feature in range(len(n_bins)):
-            np.add.at(hist[node, feature], (bins[:, feature], classes), weights)
-            np.add.at(hist[node, feature], (bins[:, feature], N_CLASSES), 1)
+    hist = node_histograms(nodes, len(n_bins), missing_bin)
     n_nodes, n_features = len(nodes), len(n_bins)
+    n_slots = N_CLASSES + 1
     feature_mask = rng.random((n_nodes, n_features)) < 0.9
     feature_mask[0] = True
     args = [
