@@ -366,6 +366,8 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         goes down every branch with known cases, weighted by the branch's share of them, in training, pruning
         and ``predict_proba`` (the weighted sum of the leaves' class proportions; ``apply`` and
         ``decision_path`` follow ``missing_go_to_left`` at a threshold and stop at a multiway split).
+        ``criterion`` is not used; ``splitter="random"`` and ``use_surrogates=True`` are refused, and
+        ``max_leaf_nodes`` as for ID3.
 
     Attributes
     ----------
@@ -418,6 +420,12 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         ``pruning="reduced_error" | "validation"`` instead of a split of ``X``.
         """
         self._validate_params()
+        if self.algorithm == "c45" and (self.splitter != "best" or self.use_surrogates):
+            raise ValueError(
+                "algorithm='c45' chooses its thresholds and shares missing values among the branches: it needs "
+                f"splitter='best' and use_surrogates=False, got splitter={self.splitter!r}, "
+                f"use_surrogates={self.use_surrogates!r}."
+            )
         X, y, sample_weight = validate_fit_data(self, X, y, sample_weight)
         self.classes_, y_encoded = encode_classes(y)
         self.n_classes_ = self.classes_.shape[0]

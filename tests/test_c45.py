@@ -168,5 +168,8 @@ def test_bad_confidence_factor_and_best_first_c45_are_refused():
     weather = load_weather()
     with pytest.raises(ValueError, match="'confidence_factor' parameter"):
         fit_c45(weather.data, weather.target, weather.categorical_features, confidence_factor=-0.25)
+    for params in ({"splitter": "random"}, {"use_surrogates": True}):
+        with pytest.raises(ValueError, match="algorithm='c45' .* needs splitter='best' and use_surrogates=False"):
+            fit_c45(weather.data, weather.target, weather.categorical_features, **params)
     with pytest.raises(ValueError, match="max_leaf_nodes must be None"):
         fit_c45(weather.data, weather.target, weather.categorical_features, max_leaf_nodes=4)
