@@ -265,9 +265,9 @@ class C45TreeGrower(MultiwayTreeGrower):
         )
         known_weight = known_totals[:, :, :-1] @ self.stats.inv_scales[:-1]
         share = known_weight / known_weight.sum(axis=1, keepdims=True)
-        flat_share = share[parent, np.arange(parent.shape[0]) - np.searchsorted(parent, parent)]
-        self._lay_out_rows(positions, copy_child, flat_share)
-        return self._children(chosen, multiway, first_child, parent, start, stop), None, None
+        code = np.arange(parent.shape[0]) - np.searchsorted(parent, parent)
+        totals = known_totals[parent, code] + self._lay_out_rows(positions, copy_child, share[parent, code])
+        return self._children(chosen, multiway, first_child, parent, code, start, stop, totals), None, None
 
     def _partition_known_first(self, chosen, binary, split_multiway, n_children, known_counts):
         """Sort each chosen node's rows by child, the rows with a missing value last: multiway splits by code,
@@ -294,31 +294,45 @@ class C45TreeGrower(MultiwayTreeGrower):
 
     def _lay_out_rows(self, positions, copy_child, share):
         """The next level's ``sample_indices`` (``fractional_layout``'s ``positions`` of the current one), each copy
-        a new row: the row's bins and class, its statistics times its child's ``share`` (rounded)."""
+        a new row: the row's bins and class, its statistics times its child's ``share`` (rounded).
+
+        Returns the copies' totals of each child, host (n_children, n_slots) int64: exact int64 sums (prefix sums
+        of the copies, which lie in child order), so that a child's totals are the sum of its rows' statistics.
+        """
         backend, rows = self.backend, self.rows
+        n_slots = self.stats.n_slots
         sample_indices = rows.sample_indices[backend.to_device(positions)]
         copies = np.flatnonzero(copy_child >= 0)
         if copies.size == 0:
             self.rows = dataclasses.replace(rows, sample_indices=sample_indices)
-            return
+            return np.zeros((share.shape[0], n_slots), dtype=np.int64)
         xp = backend.xp
         copies_device, scale = backend.to_device_many(copies, share[copy_child[copies]])
         source = sample_indices[copies_device]
         n_rows = rows.X_binned.shape[0]
         sample_indices[copies_device] = xp.arange(n_rows, n_rows + copies.size, dtype=sample_indices.dtype)
         X_binned = xp.asfortranarray(xp.concatenate([rows.X_binned, rows.X_binned[source]]))
+        row_slot = rows.row_slot[source]
         scaled_stats = xp.rint(rows.row_stats[source] * scale[:, None]).astype(np.int64)
         self.rows = dataclasses.replace(
             rows, X_binned=X_binned, histogram_bins=backend.histogram_bins(X_binned), sample_indices=sample_indices,
             sample_counts=xp.ones((1, n_rows + copies.size), dtype=rows.sample_counts.dtype),
-            row_slot=xp.concatenate([rows.row_slot, rows.row_slot[source]]),
+            row_slot=xp.concatenate([rows.row_slot, row_slot]),
             row_stats=xp.concatenate([rows.row_stats, scaled_stats]),
         )
+        slot_sums = xp.zeros((copies.size + 1, n_slots), dtype=np.int64)
+        for stat_idx in range(scaled_stats.shape[1]):
+            slot_sums[xp.arange(1, copies.size + 1), row_slot + stat_idx] += scaled_stats[:, stat_idx]
+        slot_sums[1:, -1] = 1
+        slot_sums = xp.cumsum(slot_sums, axis=0)
+        ends = np.searchsorted(copy_child[copies], np.arange(share.shape[0]), side="right")
+        starts = np.searchsorted(copy_child[copies], np.arange(share.shape[0]), side="left")
+        ends, starts = backend.to_device_many(ends, starts)
+        return backend.to_host(slot_sums[ends] - slot_sums[starts])
 
-    def _children(self, chosen, multiway, first_child, parent, start, stop):
-        """The children of the chosen splits with rows (their totals summed from the rows laid out), after recording
-        the empty ones as leaves of their parent's value; keeps the children's used features."""
-        code = np.arange(parent.shape[0]) - np.searchsorted(parent, parent)
+    def _children(self, chosen, multiway, first_child, parent, code, start, stop, totals):
+        """The children (of split ``parent``, its child ``code``) of the chosen splits that hold rows, with their
+        ``totals``, after recording the empty ones as leaves of their parent's value; keeps their used features."""
         tree, node_idx, depth = chosen.tree[parent], first_child[parent] + code, chosen.depth[parent] + 1
         empty = start == stop
         n_empty = int(empty.sum())
@@ -332,10 +346,9 @@ class C45TreeGrower(MultiwayTreeGrower):
                 parent_values[parent[empty]], np.zeros(n_empty), np.zeros(n_empty),
             )
         kept = ~empty
-        totals = self.backend.node_totals(self.rows, start[kept], stop[kept], tree[kept], self.stats.n_slots)
         children = NodeBatch(
             tree=tree[kept], node_idx=node_idx[kept], depth=depth[kept], start=start[kept], stop=stop[kept],
-            totals=totals,
+            totals=totals[kept],
         )
         used = self._used_features_of(chosen)[parent[kept]]
         from_multiway = np.flatnonzero(multiway[parent[kept]])
