@@ -231,7 +231,7 @@ def apply_multiway_splits(
         X_binned, sample_indices, scratch, node_start, node_stop, split_feature, n_children, offsets, tile_rows,
         tile_parts,
     )
-    copy_back = _partition_kernels(threads, categorical_splits=False)[2][1]
+    copy_back = _partition_kernels(threads, False)[2][1]
     copy_back[n_blocks, threads](sample_indices, scratch, node_start, node_stop, offsets, tile_rows)
 
 
