@@ -106,6 +106,10 @@ class PackedLayout:
         return buffer
 
 
+# Rows per launch of predict_fractional: its scratch stacks are this many rows.
+FRACTIONAL_ROWS_PER_CALL = 65536
+
+
 @dataclass
 class BinnedRows:
     """A fit's binned training rows in the layouts of one backend (``Backend.binned_rows``).
@@ -424,6 +428,25 @@ class Backend:
         )
         return gains
 
+    def c45_split_gains(self, hist, hist_rows, totals, feature_mask, bin_mapper, stats, min_objects):
+        """C4.5's split of each node on each feature of ``feature_mask`` (``common.c45_split_gain``; entropy
+        statistics): host (n_nodes, n_features) arrays ``(gain, gain_ratio, bin)``, float64, float64 and int32;
+        ``-inf``, 0 and ``NO_SPLIT`` where no split is valid or none was asked for."""
+        n_nodes, n_features = feature_mask.shape
+        hist_rows, totals, feature_mask, is_categorical, n_bins_non_missing, inv_scales = self.to_device_many(
+            hist_rows, totals, feature_mask, np.asarray(bin_mapper.is_categorical, dtype=bool),
+            bin_mapper.n_bins_non_missing_, stats.inv_scales,
+        )
+        work = self.xp.empty((n_nodes * n_features, 2, totals.shape[1]), dtype=np.int64)
+        return self._fetched_outputs(
+            [((n_nodes, n_features), np.float64), ((n_nodes, n_features), np.float64),
+             ((n_nodes, n_features), np.int32)],
+            lambda outputs: self.kernels.multiway.c45_split_gains(
+                hist, hist_rows, totals, feature_mask, is_categorical, n_bins_non_missing, bin_mapper.missing_bin,
+                inv_scales, float(min_objects), work, *outputs,
+            ),
+        )
+
     def apply_multiway_splits(self, rows, node_start, node_stop, feature, n_children):
         """Sort each node's rows stably by the bin of its ``feature``: child ``c < n_children`` gets the rows of bin
         ``c``, then come those with a missing value, which stay at the node (``kernels.cpu.multiway``).
@@ -480,6 +503,27 @@ class Backend:
             self.to_device(X), *self.to_device_many(tree_offsets, split_value, node_info, category_bitset), leaves
         )
         return self.to_host(leaves)
+
+    def predict_fractional(self, X, split_value, node_info, category_bitset, branch_share, value, stack_size):
+        """Value of every row of ``X`` in one tree that shares a row with a missing value among the branches
+        (``kernels.cpu.predict.predict_fractional``), host (n_samples, n_values) float64; ``stack_size``: the
+        kernel's scratch entries per row. Rows go in blocks of ``FRACTIONAL_ROWS_PER_CALL``, which bounds the
+        scratch."""
+        out = np.empty((X.shape[0], value.shape[1]))
+        tree_arrays = self.to_device_many(split_value, node_info, category_bitset, branch_share, value)
+        n_block = min(X.shape[0], FRACTIONAL_ROWS_PER_CALL)
+        stack_node = self.xp.empty((n_block, stack_size), dtype=np.int64)
+        stack_weight = self.xp.empty((n_block, stack_size), dtype=np.float64)
+        for first in range(0, X.shape[0], FRACTIONAL_ROWS_PER_CALL):
+            rows = slice(first, first + FRACTIONAL_ROWS_PER_CALL)
+            block_out = self.xp.empty((X[rows].shape[0], value.shape[1]), dtype=np.float64)
+            n_rows = block_out.shape[0]
+            self.kernels.predict.predict_fractional(
+                self.to_device(np.ascontiguousarray(X[rows])), *tree_arrays, stack_node[:n_rows],
+                stack_weight[:n_rows], block_out,
+            )
+            out[rows] = self.to_host(block_out)
+        return out
 
     def predict_leaves_with_surrogates(self, X, split_value, node_info, category_bitset, surrogates):
         """Node of every row of ``X`` in one tree with surrogate splits, host (n_samples,) int32;

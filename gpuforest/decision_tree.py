@@ -5,7 +5,8 @@ Drop-in for scikit-learn's estimators of the same names: same parameters (plus
 shared level-wise grower; scikit-learn's splitting rules (midpoint thresholds,
 ``min_*`` constraints, best-first growth with ``max_leaf_nodes``) are kept.
 ``DecisionTreeClassifier(algorithm="id3")`` grows Quinlan's ID3 instead, with
-multiway splits on the categorical features (``multiway.MultiwayTreeGrower``).
+multiway splits on the categorical features (``multiway.MultiwayTreeGrower``),
+and ``algorithm="c45"`` C4.5 (``c45.C45TreeGrower``).
 """
 
 from functools import partial
@@ -26,6 +27,7 @@ from .categorical import (
     mask_unknown_codes,
     record_categories,
 )
+from .c45 import C45TreeGrower
 from .fitting import BinnedTraining, fit_bin_mapper
 from .grower import GrowthParams, TreeGrower
 from .multiway import MultiwayTreeGrower
@@ -46,6 +48,8 @@ from .statistics import (
 )
 
 MAX_DEPTH_UNLIMITED = np.iinfo(np.int32).max
+# The growers of DecisionTreeClassifier's algorithms other than "cart" (entropy statistics).
+QUINLAN_ALGORITHMS = {"id3": MultiwayTreeGrower, "c45": C45TreeGrower}
 
 
 def resolve_max_features(max_features, n_features):
@@ -263,8 +267,13 @@ class BaseDecisionTree(AllowNaNMixin, BaseEstimator):
         return self.tree_.compute_feature_importances()
 
     def _leaf_values(self, X):
-        leaves = self.apply(X)
-        return self.tree_.value[leaves, 0]
+        """Each row's leaf value; for a tree that shares missing values among branches (C4.5's), the weighted
+        sum of the values of the leaves it reaches (``Tree.fractional_values``)."""
+        X = self._validate_X_predict(X)
+        backend = get_backend(self.device_)
+        if self.tree_.missing_fractional:
+            return self.tree_.fractional_values(X, backend)
+        return self.tree_.value[self.tree_.apply(X, backend), 0]
 
 
 class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
@@ -325,7 +334,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
     max_surrogates : int, default=5
         Surrogate splits kept per node with ``use_surrogates`` (0: missing values
         go to the majority side).
-    algorithm : {"cart", "id3"}, default="cart"
+    algorithm : {"cart", "id3", "c45"}, default="cart"
         ``"cart"``: binary splits (Breiman et al. 1984), as scikit-learn's tree.
         ``"id3"``: Quinlan's ID3 (1986), by information gain (the entropy criterion,
         whatever ``criterion`` says): a categorical feature splits a node into one branch per
@@ -337,7 +346,22 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         used up, say) is a leaf of its majority class. At a multiway node, rows with a
         missing value (or a category without a branch) stay there, in training and at
         predict. No pruning unless asked for by the pruning parameters; not with
-        ``max_leaf_nodes`` (the tree grows level by level). ``"c45"`` is not available yet.
+        ``max_leaf_nodes`` (the tree grows level by level).
+        ``"c45"``: Quinlan's C4.5 (1993, release 8 as Weka's J48 runs it; ``gpuforest.c45``): the
+        entropy statistics, ID3's multiway splits on the categorical features, binary splits on the
+        numeric ones at the threshold of largest gain less release 8's ``log2(n_candidates) / W``,
+        recorded as the largest training value not above the midpoint; the split of largest gain ratio
+        among those of at least average gain; at least two branches with 2 (``max(2, min_samples_leaf)``)
+        cases, a threshold's both sides at least ``0.1 W / n_classes`` (2 to 25). Then J48's collapse of the
+        subtrees that do not lower the training error and, unless ``pruning`` says otherwise, error-based
+        pruning (``pruning="pessimistic"``, ``confidence_factor``, ``subtree_raising``). Missing values
+        are fractional cases (Quinlan 1993, ch. 3): the gain counts the known cases (times their share),
+        the split information counts the unknown ones as a branch, and a case without the split's value
+        goes down every branch with known cases, weighted by the branch's share of them, in training, pruning
+        and ``predict_proba`` (the weighted sum of the leaves' class proportions; ``apply`` and
+        ``decision_path`` follow ``missing_go_to_left`` at a threshold and stop at a multiway split).
+        ``criterion`` is not used; ``splitter="random"`` and ``use_surrogates=True`` are refused, and
+        ``max_leaf_nodes`` as for ID3.
 
     Attributes
     ----------
@@ -359,7 +383,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         **CLASSIFIER_PRUNING_CONSTRAINTS,
         "criterion": [StrOptions(set(CLASSIFICATION_CRITERIA))],
         "class_weight": [dict, list, StrOptions({"balanced"}), None],
-        "algorithm": [StrOptions({"cart", "id3"})],
+        "algorithm": [StrOptions({"cart", "id3", "c45"})],
     }
 
     def __init__(
@@ -390,6 +414,12 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         ``pruning="reduced_error" | "validation"`` instead of a split of ``X``.
         """
         self._validate_params()
+        if self.algorithm == "c45" and (self.splitter != "best" or self.use_surrogates):
+            raise ValueError(
+                "algorithm='c45' chooses its thresholds and shares missing values among the branches: it needs "
+                f"splitter='best' and use_surrogates=False, got splitter={self.splitter!r}, "
+                f"use_surrogates={self.use_surrogates!r}."
+            )
         X, y, sample_weight = validate_fit_data(self, X, y, sample_weight)
         self.classes_, y_encoded = encode_classes(y)
         self.n_classes_ = self.classes_.shape[0]
@@ -398,14 +428,14 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         )
         if self.class_weight is not None:
             sample_weight = sample_weight * compute_sample_weight(self.class_weight, y_encoded)
-        # ID3 chooses splits by information gain.
-        criterion = "entropy" if self.algorithm == "id3" else self.criterion
+        # ID3 and C4.5 choose splits by information gain.
+        criterion = "entropy" if self.algorithm in QUINLAN_ALGORITHMS else self.criterion
         stats = classification_statistics(criterion, y_encoded, self.n_classes_, sample_weight)
         return self._grow(X, y_encoded, sample_weight, stats, self.n_classes_, validation)
 
     def _grower_class(self):
-        """The grower of ``fit``: ``MultiwayTreeGrower`` for ID3, else ``TreeGrower``."""
-        return MultiwayTreeGrower if self.algorithm == "id3" else TreeGrower
+        """The grower of ``fit``: ``MultiwayTreeGrower`` for ID3, ``C45TreeGrower`` for C4.5, else ``TreeGrower``."""
+        return QUINLAN_ALGORITHMS.get(self.algorithm, TreeGrower)
 
     def predict_proba(self, X):
         """Class proportions of each sample's leaf, shape (n_samples, n_classes)."""

@@ -290,7 +290,7 @@ class _Split(NamedTuple):
         ``">  2.50"``, ``"in {a, b}"``, ``"not in {a, b}"`` or ``"= a"``.
     missing_child : int
         The child missing values go to; ``TREE_LEAF`` when they stop at the
-        node (``MULTIWAY``).
+        node (``MULTIWAY``) or go down every branch (``Tree.missing_fractional``).
     """
 
     feature_name: str
@@ -346,6 +346,8 @@ def _split(section, node, format_threshold):
         missing_child = TREE_LEAF
     else:
         raise _split_type_error(node, kind)
+    if tree.missing_fractional:  # missing values go down every branch
+        missing_child = TREE_LEAF
     return _Split(section.feature_names[feature], children, relations, missing_child)
 
 

@@ -51,7 +51,9 @@ class MultiwayTreeGrower(TreeGrower):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         if self.params.max_leaf_nodes is not None:
-            raise ValueError("Multiway splits (algorithm='id3') grow level by level: max_leaf_nodes must be None.")
+            raise ValueError(
+                "Multiway splits (algorithm='id3' or 'c45') grow level by level: max_leaf_nodes must be None."
+            )
         self.multiway_features = np.asarray(self.bin_mapper.is_categorical, dtype=bool)
         # The multiway search reads the histogram of every splittable node.
         self.min_rows_histogram = 0

@@ -15,6 +15,9 @@
 - ``prune_pessimistic``: C4.5's error-based pruning with subtree raising
   (Quinlan 1993, "C4.5: Programs for Machine Learning", ch. 4; the release 8
   sources' prune.c and stats.c), on the training rows.
+- ``collapse_subtrees``: J48's collapse of the subtrees that make no fewer
+  training errors than their root as a leaf (Weka's
+  ``C45PruneableClassifierTree.collapse``), before its error-based pruning.
 
 A pre-pruning rule here decides at each node from that node and its children
 alone, so cutting the grown tree top-down at the first failing node gives the
@@ -199,6 +202,28 @@ def _bottom_up_cuts(tree, leaf_cost, split_cost):
 def class_counts(tree):
     """Weighted class counts of every node of a classification tree: shape (node_count, n_classes)."""
     return tree.value[:, 0, :] * tree.weighted_n_node_samples[:, None]
+
+
+# J48 collapses a subtree unless it makes more than this many fewer training errors than its root.
+COLLAPSE_TOLERANCE = 1e-3
+
+
+def collapse_subtrees(tree):
+    """``tree`` with every subtree whose leaves misclassify at least as much training weight as its root
+    would (less ``COLLAPSE_TOLERANCE``) made a leaf, top-down (J48's ``collapse``, run before its pruning).
+
+    Errors are the weighted training cases outside a node's majority class
+    (``class_counts``); a subtree's are its leaves'.
+    """
+    counts = class_counts(tree)
+    errors = tree.weighted_n_node_samples - counts.max(axis=1)
+    subtree_errors = errors.copy()
+    internal = tree.children_left != TREE_LEAF
+    for depth in range(int(tree.node_depth.max()) - 1, -1, -1):
+        nodes = np.flatnonzero(internal & (tree.node_depth == depth))
+        children, position = children_of(tree, nodes)
+        subtree_errors[nodes] = np.bincount(position, weights=subtree_errors[children], minlength=nodes.shape[0])
+    return prune_to_leaves(tree, internal & (subtree_errors >= errors - COLLAPSE_TOLERANCE))
 
 
 # --- cost-complexity pruning (CART) ---------------------------------------------------------------
@@ -614,9 +639,12 @@ def extra_errors(n_cases, n_errors, confidence_factor=0.25):
 
 
 @njit(cache=True)
-def _branch_of(value, node, split_type, threshold, missing_go_to_left, category_bitset, n_branches):
+def _branch_of(value, node, split_type, threshold, missing_go_to_left, category_bitset, n_branches, fractional):
     """The branch (0 .. n_branches - 1) that a raw ``value`` of ``node``'s feature takes, by ``Tree``'s
-    rules of each split kind; -1 where it stops (missing or no valid code at a ``MULTIWAY`` split)."""
+    rules of each split kind; -1 where it stops (missing or no valid code at a ``MULTIWAY`` split, missing
+    anywhere in a ``fractional`` tree: ``Tree.missing_fractional``)."""
+    if fractional and np.isnan(value):
+        return -1
     if split_type[node] == MULTIWAY:
         if value >= 0 and value < n_branches and value == np.floor(value):
             return int(value)
@@ -669,7 +697,9 @@ def _split_cases(node, rows, weights, X, structure, raised):
         last of equals, as prune.c), -1 without known cases (where prune.c
         leaves it undefined: no raising then).
     """
-    children_left, children_right, split_type, feature, threshold, missing_go_to_left, category_bitset = structure
+    children_left, children_right, split_type, feature, threshold, missing_go_to_left, category_bitset, fractional = (
+        structure
+    )
     first_child = children_left[node]
     n_branches = children_right[node] - first_child + 1
     branch = np.empty(rows.shape[0], dtype=np.int64)
@@ -677,7 +707,9 @@ def _split_cases(node, rows, weights, X, structure, raised):
     branch_cases = np.zeros(n_branches, dtype=np.int64)
     for case in range(rows.shape[0]):
         value = X[rows[case], feature[node]]
-        branch[case] = _branch_of(value, node, split_type, threshold, missing_go_to_left, category_bitset, n_branches)
+        branch[case] = _branch_of(
+            value, node, split_type, threshold, missing_go_to_left, category_bitset, n_branches, fractional
+        )
         if branch[case] >= 0:
             branch_weight[branch[case]] += weights[case]
             branch_cases[branch[case]] += 1
@@ -749,7 +781,7 @@ def _prune_error_based(rows, weights, data, structure, state, parameters):
         Raw features (float32) and class indices (int64) of every row.
     structure : tuple
         The tree's ``children_left, children_right, split_type, feature,
-        threshold, missing_go_to_left, category_bitset``.
+        threshold, missing_go_to_left, category_bitset, missing_fractional``.
     state : tuple ``(cut, raised, counts, n_rows, recounted, estimate)``
         Written in place: the nodes made leaves; the node each node was
         replaced by (-1: none); the class counts and rows of the ``recounted``
@@ -901,7 +933,7 @@ def prune_pessimistic(tree, X, y, sample_weight, criterion, confidence_factor=0.
     state = (np.zeros(n_nodes, dtype=bool), np.full(n_nodes, -1, dtype=np.int64), counts,
              tree.n_node_samples.copy(), np.zeros(n_nodes, dtype=bool), np.zeros(n_nodes))
     structure = (tree.children_left, tree.children_right, tree.split_type, tree.feature, tree.threshold,
-                 tree.missing_go_to_left, tree.category_bitset)
+                 tree.missing_go_to_left, tree.category_bitset, tree.missing_fractional)
     parameters = (float(confidence_factor), squared_deviate(confidence_factor), bool(subtree_raising))
     data = (X, np.asarray(y, dtype=np.int64))
     _prune_error_based(rows, sample_weight[rows], data, structure, state, parameters)
@@ -985,6 +1017,8 @@ def validation_split(estimator, X, y, sample_weight, eval_set, encode_target, va
 def prune_grown_tree(estimator, tree, backend, training, validation):
     """``tree`` pruned as ``estimator``'s parameters say, in this order:
 
+    0. ``algorithm="c45"``: ``collapse_subtrees``, and ``pruning=None`` means ``"pessimistic"`` (J48's
+       defaults); ID3's and C4.5's trees are recounted with entropy impurities;
     1. ``min_split_significance`` (classifiers): ``prune_chi_square``;
     2. ``pruning``: ``"validation"`` (``prune_validation``), ``"reduced_error"``
        (``prune_reduced_error``), ``"mdl"`` (``prune_mdl``) or ``"pessimistic"``
@@ -1006,17 +1040,23 @@ def prune_grown_tree(estimator, tree, backend, training, validation):
     X, y, sample_weight, rows = training
     classification = is_classifier(estimator)
     significance = getattr(estimator, "min_split_significance", None)
+    pruning, criterion = estimator.pruning, getattr(estimator, "criterion", None)
+    if getattr(estimator, "algorithm", "cart") == "c45":
+        tree = collapse_subtrees(tree)
+        pruning = "pessimistic" if pruning is None else pruning
+    if getattr(estimator, "algorithm", "cart") != "cart":
+        criterion = "entropy"
     if significance is not None:
         tree = prune_chi_square(tree, significance)
-    if estimator.pruning == "validation":
+    if pruning == "validation":
         tree = prune_validation(tree, *validation, backend, classification)
-    elif estimator.pruning == "reduced_error":
+    elif pruning == "reduced_error":
         tree = prune_reduced_error(tree, *validation, backend, classification)
-    elif estimator.pruning == "mdl":
+    elif pruning == "mdl":
         tree = prune_mdl(tree, X[rows], backend)
-    elif estimator.pruning == "pessimistic":
+    elif pruning == "pessimistic":
         tree = prune_pessimistic(
-            tree, X[rows], y[rows], sample_weight[rows], estimator.criterion, estimator.confidence_factor,
+            tree, X[rows], y[rows], sample_weight[rows], criterion, estimator.confidence_factor,
             estimator.subtree_raising,
         )
     if estimator.ccp_alpha > 0:

@@ -90,6 +90,9 @@ class Tree:
     impurity, weighted_n_node_samples : ndarray of shape (node_count,), dtype float64
     n_node_samples : ndarray of shape (node_count,), dtype int64
     n_features : int
+    missing_fractional : bool
+        A row with a missing value at a split goes down every branch, weighted by the branches' shares of the
+        training weight (C4.5's trees, ``fractional_values``); else where ``missing_go_to_left`` says.
     """
 
     def __init__(
@@ -111,6 +114,7 @@ class Tree:
         self.n_node_samples = n_node_samples
         self.weighted_n_node_samples = weighted_n_node_samples
         self.node_depth = depth
+        self.missing_fractional = False
 
     def set_surrogates(self, max_surrogates):
         """Room for ``max_surrogates`` surrogate splits per node, none set (see the module docstring)."""
@@ -155,6 +159,26 @@ class Tree:
             return leaves.astype(np.int64)
         leaves = backend.predict_leaves(X, np.zeros(1, dtype=np.int64), split_value, node_info, category_bitset)
         return backend.to_host(leaves)[:, 0].astype(np.int64)
+
+    def fractional_values(self, X, backend):
+        """Each row's value (n_samples, n_values) when a row with no branch at a split (a missing value, a code
+        without a child) goes down every branch: the leaves' values weighted by the shares of the training weight
+        of the branches taken (Quinlan 1993, ch. 3; ``kernels.common.add_fractional_value``)."""
+        split_value, category_bitset = pack_split_values(
+            self.split_type, self.threshold, self.children_left, self.children_right, self.category_bitset
+        )
+        node_info = pack_node_info(self.feature, self.missing_go_to_left, self.children_left, self.split_type)
+        internal = np.flatnonzero(self.children_left != TREE_LEAF)
+        children, child_parent, _ = _children_of(internal, self.children_left, self.children_right)
+        weight = self.weighted_n_node_samples
+        branches_weight = np.bincount(child_parent, weights=weight[children], minlength=self.node_count)
+        branch_share = np.zeros(self.node_count)
+        branch_share[children] = weight[children] / np.maximum(branches_weight[child_parent], np.finfo(float).tiny)
+        most_children = int((self.children_right - self.children_left)[internal].max(initial=1)) + 1
+        return backend.predict_fractional(
+            X, split_value, node_info, category_bitset, branch_share, np.ascontiguousarray(self.value[:, 0]),
+            1 + self.max_depth * (most_children - 1),
+        )
 
     def decision_path(self, X, backend):
         """CSR indicator matrix of shape (n_samples, node_count) of the nodes each row visits.

@@ -57,7 +57,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..tree import CATEGORICAL, MAX_CATEGORIES, NUMERIC
+from ..tree import CATEGORICAL, MAX_CATEGORIES, MULTIWAY, NUMERIC
 
 GINI = 0
 ENTROPY = 1
@@ -353,6 +353,128 @@ def multiway_gain(
     return known_cost - children_cost
 
 
+# C4.5's largest least number of cases on each side of a threshold (release 8's MINSPLIT bound, J48's 25).
+C45_MAX_MIN_SPLIT = 25.0
+NO_REGULARIZATION = (0.0, 0.0)
+
+
+@njit(cache=True, inline="always")
+def _weight_bits(weight):
+    """``w log2 w`` (0 for ``w <= 0``): a term of an entropy in weighted counts."""
+    if weight <= 0.0:
+        return 0.0
+    return weight * math.log(weight) * INV_LOG2
+
+
+@njit(cache=True, inline="always")
+def _gain_ratio(gain, weight, branch_bits, unknown_weight):
+    """``gain / split_info``, C4.5's split information over the branches and the unknown cases: ``split_info =
+    (W log2 W - sum_b w_b log2 w_b - w_u log2 w_u) / W`` (Quinlan 1993, ch. 2-3); 0 for a trivial split."""
+    split_bits = _weight_bits(weight) - branch_bits - _weight_bits(unknown_weight)
+    if split_bits <= 1e-12 * weight:
+        return 0.0
+    return gain * weight / split_bits
+
+
+@njit(cache=True)
+def c45_split_gain(totals, feature_hist, categorical, n_bins_non_missing, missing_bin, inv_scales, min_objects, work):
+    """C4.5's information gain and gain ratio of splitting one node on one feature (Quinlan 1993, ch. 2-3; 1996).
+
+    Costs are ``W H`` in bits (``proxy_cost`` of ``ENTROPY``, weighted class
+    counts in the statistic slots). With ``W`` the node's weight and ``known``
+    its cases with a value, ``gain = (cost(known) - sum_b cost(b)) / W`` (the
+    known cases' gain times their share ``W_known / W``, ch. 3).
+
+    - categorical: one branch per code (``multiway_gain``'s); valid when at
+      least two branches hold ``min_objects`` (J48's ``-M``) weight;
+    - numeric: a binary split at the threshold of largest gain among the
+      boundaries between occupied bins with at least ``min_split`` weight on
+      each side, ``min_split = 0.1 W_known / n_classes`` within
+      ``[min_objects, 25]``; the gain less ``log2(n_candidates) / W``, release 8's
+      penalty (Quinlan 1996, "Improved use of continuous attributes in C4.5",
+      JAIR 4, section 3; J48's ``C45Split``), must stay positive.
+
+    ``gain_ratio = gain / split_info`` (``_gain_ratio``), the split information
+    counting the unknown cases as one more branch, as J48's ``GainRatioSplitCrit``.
+
+    Parameters
+    ----------
+    totals : ndarray of shape (n_slots,), dtype int64
+    feature_hist : ndarray of shape (n_bins, n_slots), dtype int64
+    categorical : bool
+    n_bins_non_missing, missing_bin : int
+    inv_scales : ndarray of shape (n_slots,), dtype float64
+    min_objects : float
+    work : ndarray of shape (2, n_slots), dtype int64
+        Scratch: the known cases' totals and a threshold's left totals.
+
+    Returns
+    -------
+    gain : float
+        ``-inf`` where the feature has no valid split.
+    gain_ratio : float
+    bin : int
+        A numeric split's threshold bin (its left side: bins ``<= bin``), else ``NO_SPLIT``.
+    """
+    n_slots = totals.shape[0]
+    n_stat_slots = n_slots - 1
+    known, left = work[0], work[1]
+    for slot in range(n_slots):
+        known[slot] = totals[slot] - feature_hist[missing_bin, slot]
+        left[slot] = 0
+    weight = node_weight(ENTROPY, totals, totals, PARENT, n_stat_slots, inv_scales)
+    known_weight = node_weight(ENTROPY, known, known, PARENT, n_stat_slots, inv_scales)
+    if known[n_stat_slots] == 0 or known_weight <= 0.0:
+        return -math.inf, 0.0, NO_SPLIT
+    unknown_weight = weight - known_weight
+    known_cost = proxy_cost(ENTROPY, known, known, PARENT, known_weight, n_stat_slots, inv_scales, NO_REGULARIZATION)
+    if categorical:
+        children_cost, branch_bits, n_large = 0.0, 0.0, 0
+        for bin_idx in range(n_bins_non_missing):
+            child = feature_hist[bin_idx]
+            if child[n_stat_slots] == 0:
+                continue
+            child_weight = node_weight(ENTROPY, child, child, PARENT, n_stat_slots, inv_scales)
+            if child_weight >= min_objects:
+                n_large += 1
+            children_cost += proxy_cost(
+                ENTROPY, child, child, PARENT, child_weight, n_stat_slots, inv_scales, NO_REGULARIZATION
+            )
+            branch_bits += _weight_bits(child_weight)
+        if n_large < 2:
+            return -math.inf, 0.0, NO_SPLIT
+        gain = (known_cost - children_cost) / weight
+        return gain, _gain_ratio(gain, weight, branch_bits, unknown_weight), NO_SPLIT
+    min_split = min(max(0.1 * known_weight / n_stat_slots, min_objects), C45_MAX_MIN_SPLIT)
+    if known_weight < 2.0 * min_split:
+        return -math.inf, 0.0, NO_SPLIT
+    best_decrease, best_bin, best_left_weight, n_candidates = 0.0, NO_SPLIT, 0.0, 0
+    for bin_idx in range(n_bins_non_missing):
+        if feature_hist[bin_idx, n_stat_slots] == 0:
+            continue
+        for slot in range(n_slots):
+            left[slot] += feature_hist[bin_idx, slot]
+        if left[n_stat_slots] == known[n_stat_slots]:
+            break
+        left_weight = node_weight(ENTROPY, known, left, LEFT, n_stat_slots, inv_scales)
+        right_weight = node_weight(ENTROPY, known, left, RIGHT, n_stat_slots, inv_scales)
+        if left_weight < min_split or right_weight < min_split:
+            continue
+        n_candidates += 1
+        decrease = known_cost - proxy_cost(
+            ENTROPY, known, left, LEFT, left_weight, n_stat_slots, inv_scales, NO_REGULARIZATION
+        ) - proxy_cost(ENTROPY, known, left, RIGHT, right_weight, n_stat_slots, inv_scales, NO_REGULARIZATION)
+        if decrease > best_decrease:
+            best_decrease, best_bin, best_left_weight = decrease, bin_idx, left_weight
+    if n_candidates == 0 or best_bin == NO_SPLIT:
+        return -math.inf, 0.0, NO_SPLIT
+    gain = (best_decrease - math.log(n_candidates) * INV_LOG2) / weight
+    if gain <= 0.0:
+        return -math.inf, 0.0, NO_SPLIT
+    branch_bits = _weight_bits(best_left_weight) + _weight_bits(known_weight - best_left_weight)
+    return gain, _gain_ratio(gain, weight, branch_bits, unknown_weight), best_bin
+
+
 @njit(cache=True)
 def pick_best_feature(gains, bins, node):
     """Lowest feature with the largest gain for one node, or ``NO_SPLIT``."""
@@ -626,6 +748,49 @@ def split_child(value, info, split_value, category_bitset):
             left = value <= split_value
         return 0 if left else 1
     return category_child(value, split_type, (info & 1) == 1, split_value, category_bitset)
+
+
+@njit(cache=True, inline="always")
+def add_fractional_value(X, row, split_value, node_info, category_bitset, branch_share, value, stack_node,
+                         stack_weight, out):
+    """Add to ``out`` (n_values,) the value of every leaf raw row ``row`` of ``X`` reaches in one tree (at offset
+    0), times the weight it reaches it with: C4.5's classification of a case with unknown values (Quinlan 1993,
+    ch. 3). Where the row has a value with a branch, it goes down that branch; where it has none (NaN, or a code
+    without a child at a ``MULTIWAY`` node), down every branch, its weight times the branch's ``branch_share``
+    (the child's share of its parent's training weight).
+
+    ``value`` (n_nodes, n_values); ``stack_node`` (int64) and ``stack_weight`` (float64), scratch of
+    ``1 + depth * (most children - 1)`` entries: the pending (node, weight) pairs, depth first, first child first.
+    """
+    stack_node[0] = 0
+    stack_weight[0] = 1.0
+    top = 1
+    while top > 0:
+        top -= 1
+        node = stack_node[top]
+        weight = stack_weight[top]
+        info = node_info[node]
+        if info < 0:
+            for k in range(out.shape[0]):
+                out[k] += weight * value[node, k]
+            continue
+        x = X[row, (info >> 3) & 0x1FFFFFFF]
+        child = -1
+        if not math.isnan(x):
+            child = split_child(x, info, split_value[node], category_bitset)
+        first_child = info >> 32
+        if child >= 0:
+            stack_node[top] = first_child + child
+            stack_weight[top] = weight
+            top += 1
+            continue
+        n_branches = int(split_value[node]) if ((info >> 1) & 3) == MULTIWAY else 2
+        for rank in range(n_branches - 1, -1, -1):
+            branch = first_child + rank
+            if branch_share[branch] > 0.0:
+                stack_node[top] = branch
+                stack_weight[top] = weight * branch_share[branch]
+                top += 1
 
 
 @njit(cache=True, inline="always")

@@ -77,6 +77,7 @@ def _small_classifiers():
 # Few trees keep the checks fast; the defaults are checked by the checks on the parameters.
 ESTIMATORS = [
     DecisionTreeClassifier(random_state=0),
+    DecisionTreeClassifier(algorithm="c45", random_state=0),
     DecisionTreeRegressor(random_state=0),
     RandomForestClassifier(n_estimators=5, random_state=0),
     RandomForestRegressor(n_estimators=5, random_state=0),

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from gpuforest.information import information_gain
-from gpuforest.kernels.common import ENTROPY
+from gpuforest.information import information_gain, intrinsic_value
+from gpuforest.kernels.common import ENTROPY, NO_SPLIT
 from gpuforest.kernels.cpu import multiway
 from gpuforest.kernels.cuda import multiway as cuda_multiway
 
@@ -28,17 +28,23 @@ def node_rows(rng, n_rows, n_codes, missing_fraction):
     return codes, rng.integers(0, N_CLASSES, n_rows), rng.integers(1, 4, n_rows)
 
 
+def node_histograms(nodes, n_features, missing_bin):
+    """The histograms (n_nodes, n_features, missing_bin + 1, N_CLASSES + 1) of ``node_rows``' nodes: class weights and
+    row counts per bin (a value's bin is the value; NaN: ``missing_bin``)."""
+    hist = np.zeros((len(nodes), n_features, missing_bin + 1, N_CLASSES + 1), dtype=np.int64)
+    for node, (codes, classes, weights) in enumerate(nodes):
+        bins = np.where(np.isnan(codes), missing_bin, np.nan_to_num(codes)).astype(np.int64)
+        for feature in range(n_features):
+            np.add.at(hist[node, feature], (bins[:, feature], classes), weights)
+            np.add.at(hist[node, feature], (bins[:, feature], N_CLASSES), 1)
+    return hist
+
+
 def gain_problem(rng, n_codes=(4, 2, 3, 1), missing_bin=5):
     """The gain kernels' inputs for nodes made of random rows, and the rows themselves."""
     nodes = [node_rows(rng, n_rows, n_codes, missing) for n_rows, missing in
              ((40, 0.0), (25, 0.2), (9, 0.0), (3, 0.0), (12, 0.5), (30, 0.1))]
-    n_slots = N_CLASSES + 1
-    hist = np.zeros((len(nodes), len(n_codes), missing_bin + 1, n_slots), dtype=np.int64)
-    for node, (codes, classes, weights) in enumerate(nodes):
-        bins = np.where(np.isnan(codes), missing_bin, np.nan_to_num(codes)).astype(np.int64)
-        for feature in range(len(n_codes)):
-            np.add.at(hist[node, feature], (bins[:, feature], classes), weights)
-            np.add.at(hist[node, feature], (bins[:, feature], N_CLASSES), 1)
+    hist = node_histograms(nodes, len(n_codes), missing_bin)
     feature_mask = rng.random((len(nodes), len(n_codes))) < 0.8
     feature_mask[0] = True
     inv_scales = np.array([WEIGHT_SCALE] * N_CLASSES + [1.0])
@@ -78,6 +84,84 @@ def test_multiway_gains_are_quinlans_gain_times_the_known_weight():
 def test_multiway_gains_on_cuda_equal_cpu():
     args, _ = gain_problem(np.random.default_rng(1))
     assert_all_equal(*run_both(multiway.multiway_gains, cuda_multiway.multiway_gains, args))
+
+
+C45_MIN_OBJECTS = 2.0
+
+
+def c45_problem(rng, is_categorical=(True, False, True, False), n_bins=(4, 7, 2, 5), missing_bin=8):
+    """``c45_split_gains``' inputs for nodes of random rows (numeric features: bins as ordered values), and the rows."""
+    nodes = [node_rows(rng, n_rows, n_bins, missing) for n_rows, missing in
+             ((40, 0.0), (25, 0.2), (9, 0.0), (3, 0.0), (12, 0.5), (60, 0.1), (30, 0.0))]
+    hist = node_histograms(nodes, len(n_bins), missing_bin)
+    n_nodes, n_features = len(nodes), len(n_bins)
+    n_slots = N_CLASSES + 1
+    feature_mask = rng.random((n_nodes, n_features)) < 0.9
+    feature_mask[0] = True
+    args = [
+        hist, np.arange(n_nodes, dtype=np.int64), hist[:, 0].sum(axis=1), feature_mask,
+        np.array(is_categorical), np.array(n_bins, dtype=np.int32), missing_bin,
+        np.array([WEIGHT_SCALE] * N_CLASSES + [1.0]), C45_MIN_OBJECTS,
+        np.empty((n_nodes * n_features, 2, n_slots), dtype=np.int64), np.empty((n_nodes, n_features)),
+        np.empty((n_nodes, n_features)), np.empty((n_nodes, n_features), dtype=np.int32),
+    ]
+    return args, nodes
+
+
+def reference_c45_split(values, classes, weights, categorical):
+    """J48's ``C45Split`` on one node's rows (NaN: missing): ``(gain, gain_ratio, threshold)``, ``(-inf, 0,
+    NO_SPLIT)`` without a valid split. Weights are ``WEIGHT_SCALE * weights``."""
+    weights = WEIGHT_SCALE * weights
+    known = ~np.isnan(values)
+    total, known_weight = weights.sum(), weights[known].sum()
+    invalid = (-math.inf, 0.0, NO_SPLIT)
+    outcome = np.where(known, values, -1.0)  # the unknown cases as one more outcome of the split information
+    if categorical:
+        branch_weights = [weights[values == code].sum() for code in np.unique(values[known])]
+        if sum(w >= C45_MIN_OBJECTS for w in branch_weights) < 2:
+            return invalid
+        gain = known_weight / total * information_gain(classes[known], values[known], sample_weight=weights[known])
+        return gain, gain / intrinsic_value(outcome, sample_weight=weights), NO_SPLIT
+    min_split = min(max(0.1 * known_weight / N_CLASSES, C45_MIN_OBJECTS), 25.0)
+    if known_weight < 2 * min_split:
+        return invalid
+    best, best_threshold, n_candidates = 0.0, NO_SPLIT, 0
+    for threshold in np.unique(values[known])[:-1]:
+        left = values[known] <= threshold
+        if min(weights[known][left].sum(), weights[known][~left].sum()) < min_split:
+            continue
+        n_candidates += 1
+        decrease = known_weight * information_gain(classes[known], left, sample_weight=weights[known])
+        if decrease > best + 1e-9:
+            best, best_threshold = decrease, threshold
+    gain = (best - np.log2(max(n_candidates, 1))) / total
+    if n_candidates == 0 or best_threshold == NO_SPLIT or gain <= 0:
+        return invalid
+    side = np.where(known, values <= best_threshold, -1.0)
+    return gain, gain / intrinsic_value(side, sample_weight=weights), int(best_threshold)
+
+
+def test_c45_split_gains_are_j48s_gain_ratio_and_threshold():
+    args, nodes = c45_problem(np.random.default_rng(0))
+    multiway.c45_split_gains(*args)
+    feature_mask, is_categorical = args[3], args[4]
+    gain, ratio, threshold = args[-3:]
+    n_valid = 0
+    for node, (values, classes, weights) in enumerate(nodes):
+        for feature in range(len(is_categorical)):
+            expected = reference_c45_split(values[:, feature], classes, weights, is_categorical[feature])
+            if not feature_mask[node, feature]:
+                expected = (-math.inf, 0.0, NO_SPLIT)
+            n_valid += np.isfinite(expected[0])
+            np.testing.assert_allclose(gain[node, feature], expected[0], rtol=1e-9, err_msg=(node, feature))
+            np.testing.assert_allclose(ratio[node, feature], expected[1], rtol=1e-9, err_msg=(node, feature))
+            assert threshold[node, feature] == expected[2], (node, feature)
+    assert 8 <= n_valid < gain.size and (threshold >= 0).sum() >= 3
+
+
+def test_c45_split_gains_on_cuda_equal_cpu():
+    args, _ = c45_problem(np.random.default_rng(1))
+    assert_all_equal(*run_both(multiway.c45_split_gains, cuda_multiway.c45_split_gains, args))
 
 
 def partition_problem(rng, node_sizes, n_codes=(3, 2, 5), missing_bin=7):

@@ -155,6 +155,6 @@ def test_rows_missing_the_split_feature_stay_at_the_multiway_node():
 def test_bad_algorithm_and_best_first_id3_are_refused():
     weather = load_weather()
     with pytest.raises(ValueError, match="'algorithm' parameter .* must be a str among"):
-        DecisionTreeClassifier(algorithm="c45").fit(weather.data, weather.target)
+        DecisionTreeClassifier(algorithm="c50").fit(weather.data, weather.target)
     with pytest.raises(ValueError, match="max_leaf_nodes must be None"):
         fit_id3(weather.data, weather.target, weather.categorical_features, max_leaf_nodes=4)

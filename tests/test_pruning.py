@@ -22,6 +22,7 @@ from test_sklearn_agreement import SHALLOW_DATA, _load
 import gpuforest
 from gpuforest.backend import get_backend
 from gpuforest.pruning import (
+    collapse_subtrees,
     cost_complexity_path,
     extra_errors,
     prune_chi_square,
@@ -556,14 +557,15 @@ class _Node:
 
 def _linked(tree):
     """A ``Tree`` as linked ``_Node`` objects; a test is ``(feature, split_type, threshold, missing_go_to_left,
-    left category codes)``."""
+    left category codes)``, ``missing_go_to_left`` None in a tree whose unknown values go down every branch."""
 
     def build(node):
         counts = tree.value[node, 0] * tree.weighted_n_node_samples[node]
         if tree.children_left[node] == -1:
             return _Node(None, [], counts, tree.n_node_samples[node])
         codes = {code for code in range(256) if tree.category_bitset[node, code // 32] >> (code % 32) & 1}
-        test = (tree.feature[node], tree.split_type[node], tree.threshold[node], tree.missing_go_to_left[node], codes)
+        missing_left = None if tree.missing_fractional else tree.missing_go_to_left[node]
+        test = (tree.feature[node], tree.split_type[node], tree.threshold[node], missing_left, codes)
         return _Node(test, [build(child) for child in _children(tree, node)], counts, tree.n_node_samples[node])
 
     return build(0)
@@ -572,6 +574,8 @@ def _linked(tree):
 def _naive_branch(node, value):
     """The branch a value takes at a linked node, by ``gpuforest.tree``'s rules; None where it stops (unknown)."""
     _, kind, threshold, missing_left, left_codes = node.test
+    if missing_left is None and np.isnan(value):
+        return None
     is_code = value >= 0 and value == np.floor(value)  # False for NaN
     if kind == MULTIWAY:
         return int(value) if is_code and value < len(node.children) else None
@@ -767,6 +771,21 @@ def test_pessimistic_pruning_of_a_multiway_tree_is_c45s(confidence_factor):
     _assert_same_as_linked(pruned, root, impurity=_gini)
 
 
+def test_pessimistic_pruning_shares_unknown_values_among_the_branches_of_a_fractional_tree():
+    """A tree whose unknown values go down every branch (C4.5's, ``missing_fractional``), its counts those of
+    its rows routed so: pruned as C4.5 prunes it."""
+    X, y, _ = _classification_data(300, seed=3)
+    X[np.random.RandomState(3).rand(*X.shape) < 0.15] = np.nan
+    tree = gpuforest.DecisionTreeClassifier(max_depth=4, device="cpu").fit(X, y).tree_
+    tree.missing_fractional = True
+    tree = _count_rows(tree, X, y)
+    weight = np.ones(y.shape[0])
+    root, raises = _naive_pessimistic(tree, X, y, weight)
+    pruned = prune_pessimistic(tree, X, y, weight, "gini")
+    assert len(raises) >= 1 and pruned.n_node_samples[pruned.children_left == -1].sum() > y.shape[0]
+    _assert_same_as_linked(pruned, root, impurity=_gini)
+
+
 def test_forest_prunes_each_tree_as_c45_on_its_drawn_rows():
     """Each tree pruned on its bootstrap rows, a row drawn k times weighing k (its weight in the grown tree)."""
     X, y, _ = _classification_data(300, seed=1)
@@ -786,6 +805,33 @@ def test_forest_prunes_each_tree_as_c45_on_its_drawn_rows():
     ).fit(X, y)
     assert bagging.forest_.get_params()["confidence_factor"] == 0.1
     assert bagging.forest_.get_params()["subtree_raising"] is False
+
+
+def _training_errors(tree, node):
+    """Weighted training cases outside the node's majority class."""
+    return tree.weighted_n_node_samples[node] * (1 - tree.value[node, 0].max())
+
+
+def _naive_collapse_kept(tree, node=0):
+    """J48's ``collapse`` (``C45PruneableClassifierTree``), recursively: the split nodes kept, those whose
+    leaves make more than 1e-3 fewer training errors than the node itself."""
+
+    def leaf_errors(node):
+        if tree.children_left[node] == -1:
+            return _training_errors(tree, node)
+        return sum(leaf_errors(child) for child in _children(tree, node))
+
+    if tree.children_left[node] == -1 or leaf_errors(node) >= _training_errors(tree, node) - 1e-3:
+        return set()
+    return {node}.union(*(_naive_collapse_kept(tree, child) for child in _children(tree, node)))
+
+
+def test_collapse_keeps_the_subtrees_naive_collapsing_keeps():
+    X, y, weight = _classification_data(400, seed=2)
+    tree = gpuforest.DecisionTreeClassifier(max_depth=5, device="cpu").fit(X, y, sample_weight=weight).tree_
+    kept = _naive_collapse_kept(tree)
+    assert 0 < len(kept) < (tree.children_left != -1).sum()
+    _assert_pruned_from(collapse_subtrees(tree), tree, kept)
 
 
 # --- against Weka's J48 (where Java and Weka are installed) ----------------------------------------

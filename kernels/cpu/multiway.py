@@ -10,6 +10,10 @@ its rows per part, the counts give each chunk's first position per part (after
 the node's rows of lower parts, then after the part's rows of the node's
 earlier chunks), each chunk writes its rows there in ``scratch`` and the
 node's range is copied back.
+
+``c45_split_gains`` evaluates C4.5's splits (``common.c45_split_gain``): per
+(node, feature), the information gain, the gain ratio and, for a numeric
+feature, the threshold bin of the largest gain.
 """
 
 import math
@@ -17,7 +21,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ..common import multiway_gain
+from ..common import NO_SPLIT, c45_split_gain, multiway_gain
 from .chunks import chunk_range, node_chunks, rows_per_chunk
 
 
@@ -56,6 +60,47 @@ def multiway_gains(
                 missing_bin, inv_scales, regularization, min_samples_leaf, min_weight_leaf[node],
             )
         out_gain[node, feature_idx] = gain
+
+
+@njit(parallel=True, cache=True)
+def c45_split_gains(
+    hist, hist_rows, totals, feature_mask, is_categorical, n_bins_non_missing, missing_bin, inv_scales, min_objects,
+    work, out_gain, out_gain_ratio, out_bin,
+):
+    """C4.5's split of every node on every feature (``common.c45_split_gain``).
+
+    Parameters
+    ----------
+    hist : ndarray of shape (n_hist, n_features, n_bins, n_slots), dtype int64
+    hist_rows : ndarray of shape (n_nodes,), dtype int64
+    totals : ndarray of shape (n_nodes, n_slots), dtype int64
+    feature_mask : ndarray of shape (n_nodes, n_features), dtype bool
+        The (node, feature) pairs to evaluate; the others get ``-inf``.
+    is_categorical : ndarray of shape (n_features,), dtype bool
+    n_bins_non_missing : ndarray of shape (n_features,), dtype int32
+    missing_bin : int
+    inv_scales : ndarray of shape (n_slots,), dtype float64
+    min_objects : float
+    work : ndarray of shape (n_nodes * n_features, 2, n_slots), dtype int64
+        Scratch, a row per (node, feature).
+    out_gain, out_gain_ratio : ndarray of shape (n_nodes, n_features), dtype float64
+        ``-inf`` and 0 where no split is valid.
+    out_bin : ndarray of shape (n_nodes, n_features), dtype int32
+        The threshold bin of a numeric split, else ``NO_SPLIT``.
+    """
+    n_nodes, n_features = feature_mask.shape
+    for task in prange(n_nodes * n_features):
+        node = task // n_features
+        feature_idx = task % n_features
+        gain, gain_ratio, bin_idx = -math.inf, 0.0, NO_SPLIT
+        if feature_mask[node, feature_idx]:
+            gain, gain_ratio, bin_idx = c45_split_gain(
+                totals[node], hist[hist_rows[node], feature_idx], is_categorical[feature_idx],
+                n_bins_non_missing[feature_idx], missing_bin, inv_scales, min_objects, work[task],
+            )
+        out_gain[node, feature_idx] = gain
+        out_gain_ratio[node, feature_idx] = gain_ratio
+        out_bin[node, feature_idx] = bin_idx
 
 
 def apply_multiway_splits(

@@ -9,6 +9,8 @@ child is ``left_child + 1`` (the tree format numbers siblings consecutively).
 A categorical split also reads its row of ``category_bitset``
 (``common.route_to_leaf``). A tree with surrogate splits has a kernel of its own,
 ``predict_leaves_with_surrogates``, so trees without them pay nothing for them.
+C4.5's trees share a row with a missing value among the branches
+(``predict_fractional``, ``common.add_fractional_value``): a value per row, not a leaf.
 
 Complete binary trees (``predict_raw_complete``; ``tree.pack_complete_forest``,
 trees of bounded depth): a tree of depth ``d`` is a heap of ``2**(d + 1)``
@@ -22,11 +24,36 @@ overlaps); blocks without NaN take a path without the missing-value test.
 import numpy as np
 from numba import njit, prange
 
-from ..common import heap_child, route_to_leaf, route_to_leaf_with_surrogates
+from ..common import add_fractional_value, heap_child, route_to_leaf, route_to_leaf_with_surrogates
 
 ROWS_PER_BLOCK = 512
 COMPLETE_ROWS_PER_BLOCK = 256  # a feature-major block of 28 features is 28 KiB
 LANES = 8  # rows routed in lockstep (written out in _add_complete_trees); more spill registers on x86-64
+
+
+@njit(parallel=True, cache=True)
+def predict_fractional(X, split_value, node_info, category_bitset, branch_share, value, stack_node, stack_weight,
+                       out):
+    """Value of every row in one tree whose missing values go down every branch (``common.add_fractional_value``).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features), dtype float32
+    split_value, node_info, category_bitset
+        As in ``predict_leaves`` (one tree).
+    branch_share : ndarray of shape (n_nodes,), dtype float64
+        Each node's share of its parent's training weight.
+    value : ndarray of shape (n_nodes, n_values), dtype float64
+    stack_node, stack_weight : ndarray of shape (n_samples, stack_size), dtype int64 and float64
+        Scratch, a row each.
+    out : ndarray of shape (n_samples, n_values), dtype float64
+    """
+    for row in prange(X.shape[0]):
+        out[row] = 0.0
+        add_fractional_value(
+            X, row, split_value, node_info, category_bitset, branch_share, value, stack_node[row], stack_weight[row],
+            out[row],
+        )
 
 
 @njit(parallel=True, cache=True)

@@ -25,7 +25,7 @@ import functools
 import numpy as np
 from numba import cuda, types
 
-from ..common import multiway_gain
+from ..common import NO_SPLIT, c45_split_gain, multiway_gain
 from . import jit_kernel
 from .histogram import BLOCK_SIZES, array_namespace, block_threads, chunk_table, inclusive_scan
 from .launch import BLOCK_SIZE, elementwise_config
@@ -70,6 +70,46 @@ def multiway_gains(
     _multiway_gains[blocks, threads](
         hist, hist_rows, totals, feature_mask, n_bins_non_missing, missing_bin, criterion, inv_scales, regularization,
         min_samples_leaf, min_weight_leaf, out_gain,
+    )
+
+
+def _c45_split_gains_kernel(
+    hist, hist_rows, totals, feature_mask, is_categorical, n_bins_non_missing, missing_bin, inv_scales, min_objects,
+    work, out_gain, out_gain_ratio, out_bin,
+):
+    n_features = feature_mask.shape[1]
+    for task in range(cuda.grid(1), feature_mask.shape[0] * n_features, cuda.gridsize(1)):
+        node = task // n_features
+        feature_idx = task % n_features
+        gain, gain_ratio, bin_idx = -np.inf, 0.0, NO_SPLIT
+        if feature_mask[node, feature_idx]:
+            gain, gain_ratio, bin_idx = c45_split_gain(
+                totals[node], hist[hist_rows[node], feature_idx], is_categorical[feature_idx],
+                n_bins_non_missing[feature_idx], missing_bin, inv_scales, min_objects, work[task],
+            )
+        out_gain[node, feature_idx] = gain
+        out_gain_ratio[node, feature_idx] = gain_ratio
+        out_bin[node, feature_idx] = bin_idx
+
+
+_c45_split_gains = jit_kernel(_c45_split_gains_kernel)
+
+
+def c45_split_gains(
+    hist, hist_rows, totals, feature_mask, is_categorical, n_bins_non_missing, missing_bin, inv_scales, min_objects,
+    work, out_gain, out_gain_ratio, out_bin,
+):
+    """C4.5's split of every node on every feature (see ``kernels.cpu.multiway``).
+
+    Launch: one thread per (node, feature), blocks of up to 256 threads.
+    """
+    n_tasks = feature_mask.shape[0] * feature_mask.shape[1]
+    if n_tasks == 0:
+        return
+    blocks, threads = elementwise_config(n_tasks)
+    _c45_split_gains[blocks, threads](
+        hist, hist_rows, totals, feature_mask, is_categorical, n_bins_non_missing, missing_bin, inv_scales,
+        min_objects, work, out_gain, out_gain_ratio, out_bin,
     )
 
 
@@ -211,7 +251,16 @@ def ptx_specializations():
     count_types = (X_binned, int32_1d) + nodes
     scatter_types = (X_binned, int32_1d, int32_1d) + nodes
     place_types = (int64_1d, int64_1d, int64_1d, int64_2d, int64_2d)
-    specs = [("multiway_gains", _multiway_gains_kernel, gains, BLOCK_SIZE)]
+    c45_gains = (
+        types.Array(types.int64, 4, "C"), int64_1d, int64_2d, types.Array(types.boolean, 2, "C"),
+        types.Array(types.boolean, 1, "C"), int32_1d, types.int64, float64_1d, types.float64,
+        types.Array(types.int64, 3, "C"), types.Array(types.float64, 2, "C"), types.Array(types.float64, 2, "C"),
+        types.Array(types.int32, 2, "C"),
+    )
+    specs = [
+        ("multiway_gains", _multiway_gains_kernel, gains, BLOCK_SIZE),
+        ("c45_split_gains", _c45_split_gains_kernel, c45_gains, BLOCK_SIZE),
+    ]
     for threads in BLOCK_SIZES:
         (count_function, _), (scatter_function, _) = _tile_kernels(threads)
         specs += [

@@ -16,7 +16,7 @@ routes one tree with surrogate splits, one thread per row.
 import numpy as np
 from numba import cuda, types
 
-from ..common import heap_child, route_to_leaf, route_to_leaf_with_surrogates
+from ..common import add_fractional_value, heap_child, route_to_leaf, route_to_leaf_with_surrogates
 
 from . import jit_kernel
 from .launch import BLOCK_SIZE, elementwise_config
@@ -80,6 +80,35 @@ def predict_leaves_with_surrogates(
     )
 
 
+def _predict_fractional_kernel(
+    X, split_value, node_info, category_bitset, branch_share, value, stack_node, stack_weight, out,
+):
+    for row in range(cuda.grid(1), X.shape[0], cuda.gridsize(1)):
+        for k in range(out.shape[1]):
+            out[row, k] = 0.0
+        add_fractional_value(
+            X, row, split_value, node_info, category_bitset, branch_share, value, stack_node[row], stack_weight[row],
+            out[row],
+        )
+
+
+_predict_fractional = jit_kernel(_predict_fractional_kernel)
+
+
+def predict_fractional(X, split_value, node_info, category_bitset, branch_share, value, stack_node, stack_weight,
+                       out):
+    """Value of every row in one tree whose missing values go down every branch (see ``kernels.cpu.predict``).
+
+    Launch: one thread per row (its rows of the stacks), blocks of up to 256 threads (grid-stride).
+    """
+    if X.shape[0] == 0:
+        return
+    blocks, threads = elementwise_config(X.shape[0])
+    _predict_fractional[blocks, threads](
+        X, split_value, node_info, category_bitset, branch_share, value, stack_node, stack_weight, out
+    )
+
+
 def _predict_raw_kernel(X, tree_offsets, split_value, node_info, category_bitset, leaf_value, out):
     n_scores = out.shape[1]
     for row in range(cuda.grid(1), X.shape[0], cuda.gridsize(1)):
@@ -135,6 +164,22 @@ def predict_raw_complete(X, tree_offsets, tree_depth, feature, threshold, missin
 def ptx_specializations():
     """``(name, python_function, argument_types, block_size)`` of every kernel launched here."""
     return [
+        (
+            "predict_fractional",
+            _predict_fractional_kernel,
+            (
+                types.Array(types.float32, 2, "C"),
+                types.Array(types.float64, 1, "C"),
+                types.Array(types.int64, 1, "C"),
+                types.Array(types.uint32, 2, "C"),
+                types.Array(types.float64, 1, "C"),
+                types.Array(types.float64, 2, "C"),
+                types.Array(types.int64, 2, "C"),
+                types.Array(types.float64, 2, "C"),
+                types.Array(types.float64, 2, "C"),
+            ),
+            BLOCK_SIZE,
+        ),
         (
             "predict_leaves",
             _predict_leaves_kernel,

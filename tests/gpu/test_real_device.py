@@ -93,6 +93,24 @@ def test_gpu_id3_trees_equal_cpu_id3_trees():
     np.testing.assert_array_equal(gpu.predict(X), cpu.predict(X))
 
 
+def test_gpu_c45_trees_equal_cpu_c45_trees():
+    # Cases missing a split's value copied into every branch (fractional weights) at multiway and threshold splits.
+    rng = np.random.default_rng(1)
+    n_samples = 20_000
+    codes = np.stack([rng.integers(0, k, n_samples) for k in (2, 3, 7)], axis=1).astype(np.float32)
+    X = np.column_stack([codes, rng.normal(size=(n_samples, 3)).astype(np.float32)])
+    y = ((np.nan_to_num(X[:, 3]) > 0) + (X[:, 2] > 3) * (X[:, 1] == 1) + (rng.random(n_samples) < 0.1)) % 3
+    X[rng.random(X.shape) < 0.05] = np.nan
+    gpu, cpu = (
+        DecisionTreeClassifier(algorithm="c45", categorical_features=[0, 1, 2], max_depth=8, device=device).fit(X, y)
+        for device in ("cuda", "cpu")
+    )
+    assert gpu.device_ == "cuda" and (cpu.tree_.split_type == 2).any() and (cpu.tree_.split_type == 0).any()
+    for name in TREE_ARRAYS + ("split_type",):
+        np.testing.assert_array_equal(getattr(gpu.tree_, name), getattr(cpu.tree_, name), err_msg=name)
+    np.testing.assert_array_equal(gpu.predict_proba(X), cpu.predict_proba(X))
+
+
 @pytest.mark.parametrize(
     "Forest, target", [
         (RandomForestClassifier, "class"), (ExtraTreesClassifier, "class"),
