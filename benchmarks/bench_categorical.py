@@ -171,7 +171,8 @@ def _markdown(report):
     lines += [
         "",
         f"## {result['n_samples']:,} x {result['n_features']} train ({len(CATEGORY_COUNTS)} categorical columns of "
-        f"{', '.join(map(str, CATEGORY_COUNTS))} categories), {result['n_test']:,} test, max_depth={result['max_depth']}",
+        f"{', '.join(map(str, CATEGORY_COUNTS))} categories), {result['n_test']:,} test, "
+        f"max_depth={result['max_depth']}",
         "",
     ]
     lines += bench_common.table_lines(

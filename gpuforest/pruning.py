@@ -986,7 +986,10 @@ def validation_split(estimator, X, y, sample_weight, eval_set, encode_target, va
 def _can_stratify(y, validation_fraction):
     """Whether encoded labels ``y`` allow scikit-learn's stratified split of ``validation_fraction``: two rows of
     every class, and at least as many validation and training rows as classes (else the split is uniform)."""
-    n_validation = validation_fraction if isinstance(validation_fraction, Integral) else ceil(validation_fraction * y.size)
+    if isinstance(validation_fraction, Integral):
+        n_validation = validation_fraction
+    else:
+        n_validation = ceil(validation_fraction * y.size)  # train_test_split's rounding
     class_counts = np.bincount(y)
     class_counts = class_counts[class_counts > 0]
     return class_counts.min() >= 2 and min(n_validation, y.size - n_validation) >= class_counts.size
