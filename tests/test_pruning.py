@@ -24,7 +24,6 @@ from test_sklearn_agreement import SHALLOW_DATA, _load
 import gpuforest
 from gpuforest.backend import get_backend
 from gpuforest.pruning import (
-    _can_stratify,
     cost_complexity_path,
     extra_errors,
     prune_chi_square,
@@ -375,7 +374,7 @@ def test_stratified_exactly_where_scikit_learn_can_stratify(class_counts, valida
         stratifiable = True
     except ValueError:
         stratifiable = False
-    assert _can_stratify(y, validation_fraction) == stratifiable
+    assert gpuforest.pruning._can_stratify(y, validation_fraction) == stratifiable
 
 
 def test_classes_too_small_to_stratify_split_uniformly():
