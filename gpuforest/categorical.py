@@ -95,6 +95,12 @@ def categorical_mask(categorical_features, n_features, feature_names=None, categ
     return mask if mask.any() else None
 
 
+def declares_categorical_columns(categorical_features):
+    """Whether ``categorical_features`` names columns of X itself (indices, names, a mask), which must then hold
+    category codes, rather than none (None) or those of a DataFrame's dtypes ("from_dtype")."""
+    return not (categorical_features is None or isinstance(categorical_features, str))
+
+
 def _is_dataframe(X):
     pandas = sys.modules.get("pandas")
     return pandas is not None and isinstance(X, pandas.DataFrame)

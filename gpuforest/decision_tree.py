@@ -22,6 +22,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from .backend import DEVICES, get_backend
 from .categorical import (
     CATEGORICAL_FEATURES_CONSTRAINT,
+    declares_categorical_columns,
     encode_fit_input,
     encode_predict_input,
     mask_unknown_codes,
@@ -158,11 +159,13 @@ def encode_labels(classes, y):
 
 
 class AllowNaNMixin:
-    """Tells scikit-learn's checks that X may hold NaN (missing values are learned)."""
+    """Tells scikit-learn's checks that X may hold NaN (missing values are learned), and category codes where
+    ``categorical_features`` declares categorical columns (the checks then give X as codes)."""
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
+        tags.input_tags.categorical = declares_categorical_columns(getattr(self, "categorical_features", None))
         return tags
 
 
@@ -312,7 +315,8 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
     validation_fraction : float or int, default=0.1
         The validation data of ``"reduced_error"`` and ``"validation"`` without
         ``fit(..., eval_set=...)``: a stratified split of the training data (a
-        fraction, or a number of rows) drawn by ``random_state``, left out of growth.
+        fraction, or a number of rows) drawn by ``random_state``, left out of growth
+        (uniform where a class has too few rows to stratify).
     max_bins : int, default=256
         Bins per feature, one of them for missing values. Features with fewer
         distinct values are split exactly at the midpoints between them.

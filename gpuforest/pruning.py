@@ -38,6 +38,7 @@ by ``prune_grown_tree`` (see its docstring for the order).
 """
 
 import copy
+from math import ceil
 from numbers import Integral, Real
 
 import numpy as np
@@ -981,7 +982,7 @@ def validation_split(estimator, X, y, sample_weight, eval_set, encode_target, va
         ``X_val`` to float32, checked against the training width.
     split : bool, default=True
         Without ``eval_set``, take a ``validation_fraction`` split out of the
-        training rows (stratified for classifiers); ``False`` leaves it to the
+        training rows (stratified for classifiers, where every class has enough rows); ``False`` leaves it to the
         caller (forests use each tree's out-of-bag rows).
 
     Returns
@@ -1008,10 +1009,22 @@ def validation_split(estimator, X, y, sample_weight, eval_set, encode_target, va
         return X, y, sample_weight, None
     X, X_val, y, y_val, sample_weight, weight_val = train_test_split(
         X, y, sample_weight, test_size=estimator.validation_fraction,
-        stratify=y if is_classifier(estimator) else None,
+        stratify=y if is_classifier(estimator) and _can_stratify(y, estimator.validation_fraction) else None,
         random_state=check_random_state(estimator.random_state).randint(np.iinfo(np.int32).max),
     )
     return X, y, sample_weight, (X_val, y_val, weight_val)
+
+
+def _can_stratify(y, validation_fraction):
+    """Whether encoded labels ``y`` allow scikit-learn's stratified split of ``validation_fraction``: two rows of
+    every class, and at least as many validation and training rows as classes (else the split is uniform)."""
+    if isinstance(validation_fraction, Integral):
+        n_validation = validation_fraction
+    else:
+        n_validation = ceil(validation_fraction * y.size)  # train_test_split's rounding
+    class_counts = np.bincount(y)
+    class_counts = class_counts[class_counts > 0]
+    return class_counts.min() >= 2 and min(n_validation, y.size - n_validation) >= class_counts.size
 
 
 def prune_grown_tree(estimator, tree, backend, training, validation):

@@ -189,6 +189,13 @@ def test_early_stopping_with_a_scorer_and_an_eval_set():
     assert model.validation_score_[5] == pytest.approx(roc_auc_score(y_eval, staged[4][:, 1]))
 
 
+def test_an_eval_set_of_the_wrong_width_is_refused():
+    X, y = make_classification(n_samples=100, n_features=6, random_state=0)
+    model = GradientBoostingClassifier(n_estimators=2, device="cpu")
+    with pytest.raises(ValueError, match="X has 5 features, but GradientBoostingClassifier is expecting 6"):
+        model.fit(X, y, eval_set=(X[:, :5], y))
+
+
 def test_staged_predictions_end_at_the_final_ones():
     X, y = make_classification(n_samples=600, n_features=6, n_informative=4, n_classes=3, random_state=0)
     model = GradientBoostingClassifier(n_estimators=7, device="cpu").fit(X, y)

@@ -3,6 +3,8 @@
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.base import clone
+from sklearn.utils import get_tags
 
 import gpuforest
 from gpuforest.categorical import categorical_mask
@@ -89,6 +91,17 @@ def test_bad_categorical_features_are_refused(categorical_features, error, messa
         gpuforest.DecisionTreeClassifier(categorical_features=categorical_features, device="cpu").fit(X, y)
 
 
+@pytest.mark.parametrize(
+    "categorical_features, tagged", [(None, False), ("from_dtype", False), ([0], True), ([True, False], True)]
+)
+def test_declared_columns_tag_the_input_as_categorical(categorical_features, tagged):
+    """Columns of X declared categorical must hold codes: the categorical input tag makes scikit-learn's checks
+    give X as codes; no declaration, or the DataFrame's dtypes, need no codes."""
+    for estimator in ESTIMATORS[:-2]:  # Bagging keeps scikit-learn's tags
+        tags = get_tags(clone(estimator).set_params(categorical_features=categorical_features))
+        assert tags.input_tags.categorical is tagged
+
+
 def test_names_need_feature_names():
     with pytest.raises(ValueError, match="X has no feature names"):
         categorical_mask(["color"], 3)
@@ -173,6 +186,26 @@ def test_every_estimator_takes_categorical_features(estimator):
     unknown = pd.DataFrame({"color": ["purple", "red"], "size": [0.3, -0.2], "grade": [1.0, 4.0]})
     missing = unknown.assign(color=pd.Categorical([None, "red"], categories=COLORS))
     np.testing.assert_array_equal(model.predict(unknown), model.predict(missing))
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda estimator: type(estimator).__name__)
+def test_every_estimator_refuses_unknown_categories_at_fit(estimator):
+    """#14's bad input at fit, on every estimator: a value of a categorical column that is no category code
+    (negative, fractional, past the codes ``max_bins`` leaves room for) and a ``category`` column with more
+    categories than ``max_bins`` allows, each a ValueError naming the feature."""
+    X, y = color_frame(np.random.default_rng(8), 30)
+    params = {"device": "cpu"} if "device" in estimator.get_params() else {}
+    model = estimator.set_params(categorical_features=["color", "grade"], **params)
+    for bad_code, message in [
+        (-1.0, r"Categorical feature 'grade' must hold category codes.*-1\.0"),
+        (2.5, r"Categorical feature 'grade' must hold category codes.*2\.5"),
+        (255.0, r"Categorical feature 'grade' has 256 categories \(codes 0 to 255\); max_bins=256 allows at most 255"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            model.fit(X.assign(grade=np.where(np.arange(30) == 4, bad_code, X["grade"])), y)
+    many = pd.Categorical(["c0", "c1", "c2"] * 10, categories=[f"c{code}" for code in range(300)])
+    with pytest.raises(ValueError, match=r"Categorical feature 'color' has 300 categories"):
+        model.fit(X.assign(color=many), y)
 
 
 def test_ensemble_members_carry_the_categorical_features():

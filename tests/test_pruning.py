@@ -15,6 +15,8 @@ import pytest
 import scipy.stats
 from sklearn import datasets
 from sklearn import tree as sk_tree
+from sklearn.model_selection import train_test_split
+from sklearn.utils import check_random_state
 from sklearn.tree._tree import NODE_DTYPE, _build_pruned_tree_ccp, ccp_pruning_path
 from test_bench_c45 import bench
 from test_sklearn_agreement import SHALLOW_DATA, _load
@@ -360,6 +362,44 @@ def test_forest_prunes_each_tree_on_its_out_of_bag_rows():
         out_of_bag = tree_counts == 0
         kept = _naive_reduced_error_kept(tree, X[out_of_bag], y[out_of_bag], np.ones(out_of_bag.sum()), True)
         _assert_pruned_from(pruned_tree, tree, kept)
+
+
+@pytest.mark.parametrize(
+    "class_counts, validation_fraction",
+    [([10, 10, 10], 0.1), ([6, 7, 7], 0.1), ([1, 10, 10], 0.2), ([2, 2], 0.5), ([3, 3, 3], 6), ([5, 5], 2)],
+)
+def test_stratified_exactly_where_scikit_learn_can_stratify(class_counts, validation_fraction):
+    y = np.repeat(np.arange(len(class_counts)), class_counts)
+    try:
+        train_test_split(y, test_size=validation_fraction, stratify=y, random_state=0)
+        stratifiable = True
+    except ValueError:
+        stratifiable = False
+    assert gpuforest.pruning._can_stratify(y, validation_fraction) == stratifiable
+
+
+def test_classes_too_small_to_stratify_split_uniformly():
+    """20 rows of 3 classes: 2 validation rows cannot hold every class, so the split is train_test_split's
+    uniform one with the tree's seed, the same as giving that split by hand."""
+    X, y, _ = _classification_data(20, seed=1)
+    seed = check_random_state(0).randint(np.iinfo(np.int32).max)
+    X_fit, X_val, y_fit, y_val = train_test_split(X, y, test_size=0.1, random_state=seed)
+    params = dict(pruning="reduced_error", random_state=0, device="cpu")
+    automatic = gpuforest.DecisionTreeClassifier(**params).fit(X, y)
+    by_hand = gpuforest.DecisionTreeClassifier(**params).fit(X_fit, y_fit, eval_set=(X_val, y_val))
+    assert automatic.tree_.n_node_samples[0] == 18
+    for name in ("children_left", "children_right", "feature", "threshold", "n_node_samples", "value"):
+        np.testing.assert_array_equal(getattr(automatic.tree_, name), getattr(by_hand.tree_, name))
+
+
+@pytest.mark.parametrize("forest", [gpuforest.RandomForestClassifier, gpuforest.ExtraTreesClassifier])
+def test_forests_refuse_bad_pruning_input(forest):
+    """#14's bad input on the forests that prune: a negative confidence factor, a validation set of the wrong width."""
+    X, y, _ = _classification_data(60)
+    with pytest.raises(ValueError, match="confidence_factor"):
+        forest(n_estimators=2, pruning="pessimistic", confidence_factor=-0.25, device="cpu").fit(X, y)
+    with pytest.raises(ValueError, match="X_val has 4 features, but X has 5"):
+        forest(n_estimators=2, pruning="reduced_error", device="cpu").fit(X, y, eval_set=(X[:, :4], y))
 
 
 def test_validation_set_errors_name_the_problem():
