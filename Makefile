@@ -23,7 +23,7 @@ demo: install
 	$(BIN)/python -m gpuforest.demo
 
 test: install
-	$(BIN)/python -m pytest -q -n auto tests
+	$(BIN)/python -m pytest -q -n auto --durations=20 tests
 
 bench: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/bench_tree.py
