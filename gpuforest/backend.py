@@ -226,9 +226,10 @@ class Backend:
         consecutive rows)."""
         return X_binned
 
-    def row_data(self, binned_rows, sample_indices, sample_counts, stats):
+    def row_data(self, binned_rows, sample_indices, sample_counts, stats, unit_counts=None):
         """``RowData`` on the device of the rows ``sample_indices`` of ``binned_rows`` (``Backend.binned_rows``),
-        drawn ``sample_counts`` (n_trees, n_samples) times, with the statistics ``stats``."""
+        drawn ``sample_counts`` (n_trees, n_samples) times, with the statistics ``stats``.
+        ``unit_counts``: whether every count is 1, when the caller knows (None: read from the counts)."""
         n_trees, n_samples = sample_counts.shape
         stats_rows = n_trees * n_samples if stats.stats_stride else n_samples
         if stats.stats_stride not in (0, n_samples) or stats.row_stats.shape[0] != stats_rows:
@@ -237,7 +238,8 @@ class Backend:
                 f"{n_trees} trees of {n_samples} rows."
             )
         sample_counts = self.to_device(sample_counts)
-        unit_counts = bool((sample_counts == 1).all())
+        if unit_counts is None:
+            unit_counts = bool((sample_counts == 1).all())
         return RowData(
             X_binned=binned_rows.X_binned,
             histogram_bins=binned_rows.histogram_bins,

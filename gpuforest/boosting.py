@@ -139,7 +139,6 @@ class BaseGradientBoosting(AllowNaNMixin, BaseEstimator):
         raw_val = None if X_val is None else self._raw_predict_validated(X_val)
         training = BinnedTraining(backend, self._bin_mapper, X)
         n_per_round = self._loss.n_trees_per_iteration
-        counts = xp.ones((n_per_round, X.shape[0]), dtype=np.int32)  # drawn without replacement: once or not at all
         scorer = self._scorer()
         stats, gradient_buffers, workspace = None, None, {}  # the previous round's arrays, reused
         if X_val is not None and not self.train_score_:
@@ -159,7 +158,7 @@ class BaseGradientBoosting(AllowNaNMixin, BaseEstimator):
             first_tree = len(self.trees_)
             grower, trees = training.grow(
                 xp.tile(sample_indices, n_per_round), stats, 1, self._tree_growth(backend, first_tree, n_per_round),
-                sample_counts=counts, tree_offsets=tree_offsets, first_tree=first_tree, workspace=workspace,
+                tree_offsets=tree_offsets, first_tree=first_tree, workspace=workspace,
             )
             every_row = sample_indices.shape[0] == X.shape[0]
             for k, tree in enumerate(trees):

@@ -37,6 +37,7 @@ class BinnedTraining:
         self.bin_mapper = bin_mapper
         self.n_samples = X.shape[0]
         self.binned_rows = backend.binned_rows(bin_mapper.transform(X, backend))
+        self._unit_counts = {}
 
     def grow(
         self, sample_indices, stats, n_values, params, *, sample_counts=None, tree_offsets=None,
@@ -54,7 +55,8 @@ class BinnedTraining:
             Values per node (classes, or 1).
         params : grower.GrowthParams
         sample_counts : ndarray of shape (n_trees, n_samples), dtype int32, or None
-            How many times each row is drawn for each tree; None: once, one tree.
+            How many times each row is drawn for each tree; None: once at most (each
+            tree's rows are drawn without replacement).
         tree_offsets : ndarray of shape (n_trees + 1,), dtype int64, or None
             Tree ``t`` owns ``sample_indices[tree_offsets[t]:tree_offsets[t + 1]]``;
             None: one tree of every entry.
@@ -63,13 +65,21 @@ class BinnedTraining:
         first_tree, workspace
             As in ``TreeGrower``.
         """
-        if sample_counts is None:
-            sample_counts = np.ones((1, self.n_samples), dtype=np.int32)
         if tree_offsets is None:
             tree_offsets = np.array([0, sample_indices.shape[0]], dtype=np.int64)
-        rows = self.backend.row_data(self.binned_rows, sample_indices, sample_counts, stats)
+        unit_counts = sample_counts is None
+        if unit_counts:
+            sample_counts = self._unit_counts_of(tree_offsets.shape[0] - 1)
+        rows = self.backend.row_data(self.binned_rows, sample_indices, sample_counts, stats, unit_counts or None)
         grower = grower_class(
             self.backend, rows, tree_offsets, self.bin_mapper, stats, n_values, params, first_tree=first_tree,
             workspace=workspace,
         )
         return grower, grower.grow()
+
+    def _unit_counts_of(self, n_trees):
+        """Counts of 1 for ``n_trees`` trees, on the device: made once per number of trees, not per growth."""
+        counts = self._unit_counts.get(n_trees)
+        if counts is None:
+            counts = self._unit_counts[n_trees] = self.backend.xp.ones((n_trees, self.n_samples), dtype=np.int32)
+        return counts

@@ -2,7 +2,6 @@
 grows them, and a batch of trees equal to the same trees grown one at a time."""
 
 import numpy as np
-import pytest
 from sklearn.tree import DecisionTreeClassifier as SklearnDecisionTreeClassifier
 
 from gpuforest import statistics
@@ -56,12 +55,11 @@ def test_a_tree_grown_on_binned_rows_is_scikit_learns():
     np.testing.assert_allclose(proportions, reference.value[reference.apply(X_test), 0])
 
 
-@pytest.mark.parametrize("backend_class", [CPUBackend, CUDABackend])
-def test_a_batch_of_trees_is_each_tree_grown_alone(backend_class):
+def test_a_batch_of_trees_is_each_tree_grown_alone():
     """Three bootstrap trees grown together (tree offsets, draw counts, ``first_tree``) equal the same trees
-    grown one at a time."""
+    grown one at a time (the forest tests compare batches across backends)."""
     X, y = small_data(1, 90)
-    backend = backend_class()
+    backend = CPUBackend()
     training = BinnedTraining(backend, BinMapper(16).fit(X), X)
     n_samples = y.shape[0]
     counts = backend.to_host(backend.bootstrap_counts(7, 4, 3, n_samples, n_samples))
@@ -77,3 +75,21 @@ def test_a_batch_of_trees_is_each_tree_grown_alone(backend_class):
         for name in ("children_left", "feature", "threshold", "value"):
             np.testing.assert_array_equal(getattr(tree, name), getattr(alone, name), err_msg=name)
     assert len({tree.node_count for tree in batch}) > 1  # the trees differ: the batch is not one tree thrice
+
+
+def test_rows_drawn_once_need_no_counts():
+    """Without draw counts every row counts once: the rows are marked so (the histogram kernels skip the
+    counts) without reading any count back, and one array of ones serves every growth of a batch size."""
+    X, y = small_data(2, 60)
+    backend = CUDABackend()
+    training = BinnedTraining(backend, BinMapper(16).fit(X), X)
+    stats = statistics.classification_statistics("gini", y, 2, np.ones(y.shape[0]))
+    rows = np.arange(40, dtype=np.int32)
+    stump = GrowthParams(**{**PARAMS.__dict__, "max_depth": 1})
+    first, second = (training.grow(rows.copy(), stats, 2, stump)[0] for _ in range(2))
+    assert first.rows.unit_counts and second.rows.unit_counts
+    assert first.rows.sample_counts is second.rows.sample_counts
+    np.testing.assert_array_equal(backend.to_host(first.rows.sample_counts), np.ones((1, 60)))
+    with backend.counting() as counted:
+        backend.row_data(training.binned_rows, rows, first.rows.sample_counts, stats)
+    assert counted.device_to_host == 1  # reading the counts back is the copy saved
