@@ -133,7 +133,8 @@ def plot_benchmark(results_json, *, axes=None):
     if axes is None:
         import matplotlib.pyplot as plt
 
-        _, axes = plt.subplots(1, len(comparisons), figsize=(4 * len(comparisons), 3.5), squeeze=False)
+        _, axes = plt.subplots(1, len(comparisons), figsize=(4 * len(comparisons), 3.5), squeeze=False,
+                               layout="constrained")
         axes = list(axes[0])
     elif not isinstance(axes, (list, tuple, np.ndarray)):
         axes = [axes]
@@ -143,6 +144,8 @@ def plot_benchmark(results_json, *, axes=None):
         rows = [row for row in comparison["rows"] if row.get("fit_s") is not None]
         bars = ax.bar([row["library"] for row in rows], [row["fit_s"] for row in rows])
         ax.bar_label(bars, fmt="%.3g")
+        ax.margins(y=0.12)  # room for the tallest bar's label
+        ax.tick_params(axis="x", labelrotation=30)  # library names side by side overlap
         ax.set_ylabel("fit time (s)")
         shape = f"{comparison.get('n_samples', '?')} x {comparison.get('n_features', '?')}"
         device = f", {comparison['device']}" if comparison.get("device") else ""
