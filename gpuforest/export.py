@@ -4,7 +4,8 @@ Every export takes a fitted gpuforest decision tree, a bare ``Tree``, or a
 fitted ensemble whose members are gpuforest trees (``RandomForest*``,
 ``ExtraTrees*``, ``GradientBoosting*``, ``AdaBoost*``, ``Bagging*``, ``Voting*``)
 with ``tree_index``: one member, or ``None`` for every member, each in a section
-headed ``tree i`` (a DOT graph each). ``trees_to_dataframe`` gives XGBoost's table of nodes. The text and DOT layouts are scikit-learn's
+headed ``tree i`` (a DOT graph each); ``trees_to_dataframe`` gives XGBoost's table
+of nodes. The text and DOT layouts are scikit-learn's
 (``sklearn.tree.export_text``, ``sklearn.tree.export_graphviz``), with the split
 kinds of ``gpuforest.tree`` that scikit-learn lacks:
 

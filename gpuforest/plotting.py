@@ -88,10 +88,14 @@ def plot_learning_curve(estimator, *, ax=None, title="Learning curve"):
     from .boosting import BaseGradientBoosting
 
     if not isinstance(estimator, BaseGradientBoosting):
-        raise TypeError(f"plot_learning_curve takes a gpuforest gradient boosting model; got {type(estimator).__name__}.")
+        raise TypeError(
+            f"plot_learning_curve takes a gpuforest gradient boosting model; got {type(estimator).__name__}."
+        )
     check_is_fitted(estimator, "trees_")
     if not estimator.validation_score_:
-        raise ValueError("The model recorded no scores: fit it with a validation set (early_stopping=True or eval_set).")
+        raise ValueError(
+            "The model recorded no scores: fit it with a validation set (early_stopping=True or eval_set)."
+        )
     ax = _axes(ax)
     for label, scores in (("training", estimator.train_score_), ("validation", estimator.validation_score_)):
         ax.plot(np.arange(len(scores)), scores, label=label)

@@ -29,19 +29,16 @@ def _gtil(model, X_rows, **kwargs):
 @pytest.mark.filterwarnings("ignore:Some inputs do not have OOB scores")
 @pytest.mark.parametrize("make, target, method", [
     (lambda: gpuforest.RandomForestClassifier(**SMALL), Y_CLASS, "predict_proba"),
-    (lambda: gpuforest.RandomForestClassifier(voting="plurality", **SMALL), Y_CLASS, "predict_proba"),
     (lambda: gpuforest.RandomForestClassifier(voting="weighted", **SMALL), Y_CLASS, "predict_proba"),
     (lambda: gpuforest.ExtraTreesClassifier(categorical_features=[0], **SMALL), Y_CLASS, "predict_proba"),
     (lambda: gpuforest.RandomForestRegressor(categorical_features=[0], **SMALL), Y_VALUE, "predict"),
-    (lambda: gpuforest.ExtraTreesRegressor(**SMALL), Y_VALUE, "predict"),
-    (lambda: gpuforest.GradientBoostingRegressor(categorical_features=[0], **SMALL), Y_VALUE, "predict"),
-    (lambda: gpuforest.GradientBoostingRegressor(loss="poisson", **SMALL), np.abs(Y_VALUE), "predict"),
+    (lambda: gpuforest.GradientBoostingRegressor(loss="poisson", categorical_features=[0], **SMALL), np.abs(Y_VALUE),
+     "predict"),
     (lambda: gpuforest.GradientBoostingClassifier(**SMALL), Y_CLASS > 0, "predict_proba"),
     (lambda: gpuforest.GradientBoostingClassifier(loss="exponential", **SMALL), Y_CLASS > 0, "predict_proba"),
     (lambda: gpuforest.GradientBoostingClassifier(categorical_features=[0], **SMALL), Y_CLASS, "predict_proba"),
-], ids=["forest_soft", "forest_plurality", "forest_weighted", "extra_trees_categorical", "forest_regressor_categorical",
-        "extra_trees_regressor", "boosting_regressor_categorical", "boosting_poisson", "boosting_binary",
-        "boosting_exponential", "boosting_multiclass_categorical"])
+], ids=["forest_soft", "forest_weighted", "extra_trees_categorical", "forest_regressor_categorical",
+        "boosting_poisson_categorical", "boosting_binary", "boosting_exponential", "boosting_multiclass_categorical"])
 def test_treelite_predicts_as_the_estimator(make, target, method):
     estimator = make().fit(X, target)
     if estimator.categorical_features is not None:

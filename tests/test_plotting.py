@@ -52,7 +52,7 @@ def test_plot_importance_refuses_what_it_cannot_draw(ax):
 
 def test_plot_learning_curve_lines_are_the_scores(ax):
     booster = gpuforest.GradientBoostingRegressor(
-        n_estimators=6, max_depth=2, min_samples_leaf=5, n_iter_no_change=20, device="cpu",
+        n_estimators=3, max_depth=2, min_samples_leaf=5, n_iter_no_change=20, device="cpu",
     ).fit(X[:90], Y[:90], eval_set=(X[90:], Y[90:]))
     plot_learning_curve(booster, ax=ax)
     training, validation = ax.get_lines()[:2]
