@@ -9,6 +9,7 @@ text, DOT, positions and rules derived from them by hand.
 """
 
 import functools
+import io
 import re
 import sys
 
@@ -380,6 +381,9 @@ def test_ensemble_sections_are_its_members(make):
         lines = export_graphviz(member, filled=True).split("\n")
         assert dot.split("\n") == lines[:3] + [f'label="tree {index}" ;', 'labelloc="t" ;'] + lines[3:]
     assert export_graphviz(model, tree_index=0) == export_graphviz(members[0])
+    written = io.StringIO()
+    export_graphviz(model, written, filled=True)
+    assert written.getvalue() == "\n".join(dots)
 
 
 def test_plot_tree_draws_each_member_on_its_own_axes():
@@ -561,3 +565,9 @@ def test_trees_to_dataframe_of_a_categorical_forest():
         for _, table in nodes.groupby("Tree")
     ], axis=0) for row in X[:20]]
     np.testing.assert_allclose(proba, forest.predict_proba(X[:20]), rtol=1e-9)
+
+
+def test_trees_to_dataframe_refuses_multiway_splits():
+    pytest.importorskip("pandas")
+    with pytest.raises(ValueError, match="Node 0 of tree is a multiway split"):
+        gpuforest.trees_to_dataframe(_weather_tree())
