@@ -6,13 +6,15 @@ from .bagging import BaggingClassifier, BaggingRegressor
 from .boosting import GradientBoostingClassifier, GradientBoostingRegressor
 from .decision_tree import DecisionTreeClassifier, DecisionTreeRegressor
 from .devices import show_devices
-from .export import export_graphviz, export_rules, export_text, plot_tree
+from .export import export_graphviz, export_rules, export_text, plot_tree, trees_to_dataframe
 from .forest import ExtraTreesClassifier, ExtraTreesRegressor, RandomForestClassifier, RandomForestRegressor
+from .plotting import plot_benchmark, plot_importance, plot_learning_curve
 from .voting import VotingClassifier, VotingRegressor
 
 __all__ = [
     "DecisionTreeClassifier", "DecisionTreeRegressor", "export_text", "show_devices",
-    "export_graphviz", "plot_tree", "export_rules",
+    "export_graphviz", "plot_tree", "export_rules", "trees_to_dataframe",
+    "plot_importance", "plot_learning_curve", "plot_benchmark",
     "VotingClassifier", "VotingRegressor", "RandomForestClassifier", "RandomForestRegressor",
     "ExtraTreesClassifier", "ExtraTreesRegressor", "BaggingClassifier", "BaggingRegressor",
     "GradientBoostingClassifier", "GradientBoostingRegressor", "AdaBoostClassifier", "AdaBoostRegressor",

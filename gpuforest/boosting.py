@@ -334,6 +334,12 @@ class BaseGradientBoosting(AllowNaNMixin, BaseEstimator):
         check_is_fitted(self, "trees_")
         yield from self._staged_raw(validate_predict_data(self, X))
 
+    def to_treelite(self):
+        """This fitted model as a ``treelite.Model`` (``gpuforest.export_treelite.to_treelite``)."""
+        from .export_treelite import to_treelite  # it imports this module
+
+        return to_treelite(self)
+
     @property
     def feature_importances_(self):
         """Total split gain per feature over all trees, normalised to sum to 1 (LightGBM's "gain")."""

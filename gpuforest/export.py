@@ -1,10 +1,11 @@
-"""Exports of fitted trees: text, DOT (Graphviz), matplotlib drawings and rules.
+"""Exports of fitted trees: text, DOT (Graphviz), matplotlib drawings, rules and a table of nodes.
 
 Every export takes a fitted gpuforest decision tree, a bare ``Tree``, or a
 fitted ensemble whose members are gpuforest trees (``RandomForest*``,
 ``ExtraTrees*``, ``GradientBoosting*``, ``AdaBoost*``, ``Bagging*``, ``Voting*``)
 with ``tree_index``: one member, or ``None`` for every member, each in a section
-headed ``tree i``. The text and DOT layouts are scikit-learn's
+headed ``tree i`` (a DOT graph each); ``trees_to_dataframe`` gives XGBoost's table
+of nodes. The text and DOT layouts are scikit-learn's
 (``sklearn.tree.export_text``, ``sklearn.tree.export_graphviz``), with the split
 kinds of ``gpuforest.tree`` that scikit-learn lacks:
 
@@ -646,8 +647,7 @@ def export_graphviz(
         A path or an object with ``write``; None returns the text.
     tree_index : int, default=None
         The member of an ensemble to export; None: every member, each a
-        cluster labelled ``tree i`` of one graph, its node ids offset by the
-        node counts of the trees before it.
+        graph of its own labelled ``tree i``.
     max_depth : int, default=None
         Deeper nodes are drawn as ``(...)``.
     feature_names : array-like of str of shape (n_features,), default=None
@@ -674,8 +674,10 @@ def export_graphviz(
 
     Returns
     -------
-    dot_data : str or None
-        The DOT text when ``out_file`` is None.
+    dot_data : str, list of str or None
+        The DOT text when ``out_file`` is None: one graph, or a list of one
+        graph per member for an ensemble with ``tree_index=None``. A file
+        receives the graphs one after the other (``dot -Tpng -O`` renders each).
     """
     sections, headed = _sections(
         decision_tree, tree_index, feature_names, None if class_names is False else class_names, category_names,
@@ -687,25 +689,20 @@ def export_graphviz(
     )
     styles = [style for style, on in (("filled", filled), ("rounded", rounded)) if on]
     style = f', style="{", ".join(styles)}", color="black"' if styles else ""
-    lines = ["digraph Tree {", f'node [shape=box{style}, fontname="{fontname}"] ;', f'edge [fontname="{fontname}"] ;']
+    header = ["digraph Tree {", f'node [shape=box{style}, fontname="{fontname}"] ;', f'edge [fontname="{fontname}"] ;']
     if rotate:
-        lines.append("rankdir=LR ;")
-    offset = 0
+        header.append("rankdir=LR ;")
+    graphs = []
     for section in sections:
-        if headed:
-            lines += [f"subgraph cluster_{section.index} {{", f'label="{_dot_escape(section.title)}" ;']
-        lines += _dot_lines(drawing.nodes(section), offset, rotate)
-        if headed:
-            lines.append("}")
-        offset += section.tree.node_count
-    dot_data = "\n".join(lines) + "\n}"
+        title = [f'label="{_dot_escape(section.title)}" ;', 'labelloc="t" ;'] if headed else []
+        graphs.append("\n".join(header + title + _dot_lines(drawing.nodes(section), rotate)) + "\n}")
     if out_file is None:
-        return dot_data
+        return graphs if headed else graphs[0]
     if isinstance(out_file, str):
         with open(out_file, "w", encoding="utf-8") as file:
-            file.write(dot_data)
+            file.write("\n".join(graphs))
     else:
-        out_file.write(dot_data)
+        out_file.write("\n".join(graphs))
     return None
 
 
@@ -713,19 +710,19 @@ def _dot_escape(text):
     return text.replace('"', '\\"')
 
 
-def _dot_lines(drawn, offset, rotate):
-    """DOT statements of one tree's drawn nodes and edges, node ids ``offset + node``."""
+def _dot_lines(drawn, rotate):
+    """DOT statements of one tree's drawn nodes and edges."""
     # scikit-learn's angles of the True/False labels at the root's edges.
     angles = {"True": -45 if rotate else 45, "False": 45 if rotate else -45}
     lines = []
     for box in drawn:
-        node_id = offset + box.node
+        node_id = box.node
         text = "\\n".join(_dot_escape(line) for line in box.lines)
         fill = "" if box.fill is None else f', fillcolor="{box.fill}"'
         lines.append(f'{node_id} [label="{text}"{fill}] ;')
         if box.parent < 0:
             continue
-        edge = f"{offset + drawn[box.parent].node} -> {node_id}"
+        edge = f"{drawn[box.parent].node} -> {node_id}"
         if box.edge_label in angles:
             edge += f' [labeldistance=2.5, labelangle={angles[box.edge_label]}, headlabel="{box.edge_label}"]'
         elif box.edge_label is not None:
@@ -1032,3 +1029,76 @@ def _section_rules(section, decimals):
     visit(0, [])
     return rules
 
+
+
+# --- a table of nodes -----------------------------------------------------------------------------------
+
+
+@validate_params(_COMMON_CONSTRAINTS, prefer_skip_nested_validation=True)
+def trees_to_dataframe(decision_tree, *, tree_index=None, feature_names=None, category_names=None):
+    """Every node of fitted trees as a row of a pandas DataFrame, in the columns of XGBoost's
+    ``Booster.trees_to_dataframe``.
+
+    Parameters
+    ----------
+    decision_tree : fitted gpuforest tree or tree ensemble, or gpuforest.tree.Tree
+        As in ``export_text``; multiway splits have no row layout and are refused.
+    tree_index : int, default=None
+        The member of an ensemble; None: every member, one after the other.
+    feature_names : array-like of str of shape (n_features,), default=None
+        None: ``f0``, ``f1``, ... (XGBoost's names).
+    category_names : mapping or array-like of shape (n_features,), default=None
+        As in ``export_text``.
+
+    Returns
+    -------
+    nodes : pandas.DataFrame of shape (n_nodes, n_columns)
+        ``Tree`` (the member's index; 0 for a lone tree), ``Node`` (its index
+        in the tree), ``ID`` (``"tree-node"``), ``Feature`` (``"Leaf"`` at
+        leaves), ``Split`` (a numeric split's threshold: ``x <= Split`` goes to
+        ``Yes``), ``Yes``, ``No`` and ``Missing`` (children's IDs), ``Gain``
+        (a split's decrease of the weighted impurity ``w_node i_node - w_left
+        i_left - w_right i_right``, the mean decrease in impurity of Breiman et
+        al. (1984) before normalisation; a leaf's value where trees hold one
+        value per node, as XGBoost's), ``Cover`` (the node's training weight);
+        ``Category`` (the categories going to ``Yes``) when a split is
+        categorical; ``Value`` (each node's class proportions) for
+        classification trees.
+    """
+    try:
+        import pandas as pd
+    except ImportError as error:
+        raise ImportError("trees_to_dataframe needs pandas: pip install pandas.") from error
+    sections, _ = _sections(decision_tree, tree_index, feature_names, None, category_names, "f{}")
+    rows = []
+    for section in sections:
+        tree = section.tree
+        tree_number = section.index or 0
+        weighted_impurity = tree.weighted_n_node_samples * tree.impurity
+        for node in range(tree.node_count):
+            node_id = f"{tree_number}-{node}"
+            row = {"Tree": tree_number, "Node": node, "ID": node_id, "Feature": "Leaf", "Split": np.nan,
+                   "Yes": None, "No": None, "Missing": None, "Gain": np.nan,
+                   "Cover": tree.weighted_n_node_samples[node], "Category": None}
+            if tree.value.shape[2] > 1:
+                row["Value"] = tree.value[node, 0].copy()
+            elif tree.children_left[node] == TREE_LEAF:
+                row["Gain"] = tree.value[node, 0, 0]
+            if tree.children_left[node] != TREE_LEAF:
+                if tree.split_type[node] == MULTIWAY:
+                    raise ValueError(f"Node {node} of {section.title} is a multiway split, which has no Yes/No row.")
+                split = _split(section, node, float)
+                feature = int(tree.feature[node])
+                left, right = split.children
+                row.update(Feature=split.feature_name, Yes=f"{tree_number}-{left}", No=f"{tree_number}-{right}",
+                           Missing=None if split.missing_child == TREE_LEAF else f"{tree_number}-{split.missing_child}",
+                           Gain=weighted_impurity[node] - weighted_impurity[left] - weighted_impurity[right])
+                if tree.split_type[node] == CATEGORICAL:
+                    row["Category"] = [_category_name(section, feature, code) for code in _left_codes(tree, node)]
+                else:
+                    row["Split"] = tree.threshold[node]
+            rows.append(row)
+    nodes = pd.DataFrame(rows)
+    if nodes["Category"].isna().all():
+        nodes = nodes.drop(columns="Category")
+    return nodes

@@ -417,6 +417,12 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
         n_nodes_ptr = np.concatenate([[0], np.cumsum([tree.node_count for tree in self.trees_])])
         return scipy.sparse.hstack(paths).tocsr(), n_nodes_ptr
 
+    def to_treelite(self):
+        """This fitted model as a ``treelite.Model`` (``gpuforest.export_treelite.to_treelite``)."""
+        from .export_treelite import to_treelite  # it imports this module
+
+        return to_treelite(self)
+
     @property
     def feature_importances_(self):
         """Mean over the trees of their normalised impurity decrease per feature."""

@@ -9,6 +9,7 @@ text, DOT, positions and rules derived from them by hand.
 """
 
 import functools
+import io
 import re
 import sys
 
@@ -373,15 +374,16 @@ def test_ensemble_sections_are_its_members(make):
         members[1], feature_names=FEATURE_NAMES
     )
     assert export_rules(model, tree_index=1) == [rule._replace(tree_index=1) for rule in export_rules(members[1])]
-    # One DOT graph of a cluster per member, node ids offset by the node counts before it.
-    offset = 0
-    dot = export_graphviz(model, filled=True)
-    for index, member in enumerate(members):
-        body = export_graphviz(member, filled=True).split("\n")[3:-1]
-        shifted = _in_their_numbering("\n".join(body), {node: node + offset for node in range(member.tree_.node_count)})
-        assert f'subgraph cluster_{index} {{\nlabel="tree {index}" ;\n{shifted}\n}}' in dot
-        offset += member.tree_.node_count
+    # One DOT graph per member, the member's own graph labelled with its title.
+    dots = export_graphviz(model, filled=True)
+    assert len(dots) == len(members)
+    for index, (dot, member) in enumerate(zip(dots, members)):
+        lines = export_graphviz(member, filled=True).split("\n")
+        assert dot.split("\n") == lines[:3] + [f'label="tree {index}" ;', 'labelloc="t" ;'] + lines[3:]
     assert export_graphviz(model, tree_index=0) == export_graphviz(members[0])
+    written = io.StringIO()
+    export_graphviz(model, written, filled=True)
+    assert written.getvalue() == "\n".join(dots)
 
 
 def test_plot_tree_draws_each_member_on_its_own_axes():
@@ -502,3 +504,70 @@ def test_tree_index_beyond_an_ensemble_is_out_of_range():
     for export in EXPORTS:
         with pytest.raises(ValueError, match="tree_index=2 is out of range: RandomForestClassifier has 2 trees"):
             export(model, tree_index=2)
+
+
+def _route_table(nodes, row, feature_index):
+    """The ``ID`` of the leaf a raw row reaches in one tree of ``trees_to_dataframe``'s table, walked naively."""
+    by_id = nodes.set_index("ID")
+    node = by_id.loc[nodes["ID"].iloc[0]]
+    node_id = nodes["ID"].iloc[0]
+    while node["Feature"] != "Leaf":
+        value = row[feature_index[node["Feature"]]]
+        if np.isnan(value):
+            node_id = node["Missing"]
+        elif "Category" in node.index and isinstance(node["Category"], list):
+            node_id = node["Yes"] if str(int(value)) in node["Category"] else node["No"]
+        else:
+            node_id = node["Yes"] if value <= node["Split"] else node["No"]
+        node = by_id.loc[node_id]
+    return node_id
+
+
+def test_trees_to_dataframe_routes_rows_as_the_estimator():
+    pytest.importorskip("pandas")
+    X, y, target, _ = _data()
+    X = X.copy()
+    X[::7, 1] = np.nan
+    booster = gpuforest.GradientBoostingRegressor(n_estimators=3, max_depth=2, min_samples_leaf=2, device="cpu").fit(
+        X, target
+    )
+    nodes = gpuforest.trees_to_dataframe(booster)
+    assert list(nodes.columns) == ["Tree", "Node", "ID", "Feature", "Split", "Yes", "No", "Missing", "Gain", "Cover"]
+    feature_index = {f"f{j}": j for j in range(X.shape[1])}
+    leaves = {tree: table for tree, table in nodes.groupby("Tree")}
+    # A leaf's Gain is its raw score: the baseline plus the reached leaves' Gains is the prediction.
+    expected = [booster.baseline_[0] + sum(
+        table.set_index("ID").loc[_route_table(table, row, feature_index), "Gain"] for table in leaves.values()
+    ) for row in X[:20]]
+    np.testing.assert_allclose(expected, booster.predict(X[:20]), rtol=1e-6)
+    splits = nodes[nodes["Feature"] != "Leaf"].set_index("ID")
+    cover = nodes.set_index("ID")["Cover"]
+    np.testing.assert_allclose(cover[splits["Yes"]].to_numpy() + cover[splits["No"]].to_numpy(), splits["Cover"])
+    # Summed per feature over the trees, the gains are the (unnormalised) gain importances.
+    gains = splits.groupby("Feature")["Gain"].sum().reindex(list(feature_index), fill_value=0.0).to_numpy()
+    np.testing.assert_allclose(gains / gains.sum(), booster.feature_importances_, rtol=1e-9)
+    one = gpuforest.trees_to_dataframe(booster, tree_index=2)
+    assert one.reset_index(drop=True).equals(nodes[nodes["Tree"] == 2].reset_index(drop=True))
+
+
+def test_trees_to_dataframe_of_a_categorical_forest():
+    pytest.importorskip("pandas")
+    X, y, _, _ = _data()
+    X = X.copy()
+    X[:, 0] = np.round(np.abs(X[:, 0]) * 2) % 5
+    forest = gpuforest.RandomForestClassifier(n_estimators=2, max_depth=3, categorical_features=[0], device="cpu",
+                                              random_state=0).fit(X, y)
+    nodes = gpuforest.trees_to_dataframe(forest, feature_names=["a", "b", "c"])
+    assert "Category" in nodes.columns and nodes["Category"].map(lambda c: isinstance(c, list)).any()
+    # The mean of the reached leaves' class proportions is predict_proba.
+    proba = [np.mean([
+        table.set_index("ID").loc[_route_table(table, row, {"a": 0, "b": 1, "c": 2}), "Value"]
+        for _, table in nodes.groupby("Tree")
+    ], axis=0) for row in X[:20]]
+    np.testing.assert_allclose(proba, forest.predict_proba(X[:20]), rtol=1e-9)
+
+
+def test_trees_to_dataframe_refuses_multiway_splits():
+    pytest.importorskip("pandas")
+    with pytest.raises(ValueError, match="Node 0 of tree is a multiway split"):
+        gpuforest.trees_to_dataframe(_weather_tree())
