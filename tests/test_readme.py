@@ -4,6 +4,7 @@ import importlib.util
 import re
 from pathlib import Path
 
+import numba
 import pytest
 
 from gpuforest.backend import cuda_available
@@ -40,6 +41,16 @@ BLOCKS = python_blocks(README.read_text())
 
 def test_readme_has_python_examples():
     assert len(BLOCKS) >= 8
+
+
+@pytest.fixture(autouse=True)
+def one_numba_thread():
+    # The examples' data are tiny, and pytest-xdist already runs a worker per core: more threads per
+    # worker only wait on each other (50 boosting rounds take seconds instead of a fraction of one).
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)
+    yield
+    numba.set_num_threads(threads)
 
 
 @pytest.mark.parametrize("code", [code for _, code in BLOCKS], ids=[f"line{line}" for line, _ in BLOCKS])
