@@ -16,6 +16,13 @@ if _worker:
     _cache_root = os.environ.get("NUMBA_CACHE_DIR") or os.path.join(os.path.dirname(__file__), "..", ".numba_cache")
     os.environ["NUMBA_CACHE_DIR"] = os.path.join(_cache_root, _worker)
 
+# The pytest-xdist workers share the cores: numba's threads of all of them together no more than the
+# cores. With more threads than cores, every parallel kernel waits for threads that are not running
+# (a launch of microseconds then takes milliseconds).
+_n_workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
+if _n_workers:
+    os.environ.setdefault("NUMBA_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // int(_n_workers))))
+
 if os.environ.get("GPUFOREST_REAL_CUDA") != "1":
     os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
     # The simulator runs each CUDA thread as a Python thread that mostly waits at
