@@ -41,9 +41,9 @@ MODELS = {
 }
 TABLE_SUFFIXES = (".csv", ".parquet", ".pq")
 PREDICTION_SUFFIXES = (".csv", ".npy")
-# The distributions `gpuforest info` reports, and the import name of each benchmark peer.
+# The distributions `gpuforest info` reports, and the import names of the benchmark peers not named by them.
 DISTRIBUTIONS = ("gpuforest", "numpy", "numba", "numba-cuda", "cupy-cuda12x", "scikit-learn", "scipy", "pyarrow")
-PEER_MODULES = {"scikit-learn": "sklearn", "lightgbm": "lightgbm", "xgboost": "xgboost"}
+PEER_MODULES = {"scikit-learn": "sklearn", "gpuforest-ordinal": "gpuforest"}
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 # Rows of the data sets `gpuforest warmup` fits on: enough for every estimator to split.
 WARMUP_SAMPLES = 200
@@ -217,13 +217,15 @@ def parse_param(text):
 
 
 def infer_task(y):
-    """``"classification"`` for binary or multiclass labels, ``"regression"`` for continuous ones, as
-    ``sklearn.utils.multiclass.type_of_target`` tells them apart."""
+    """``"classification"`` for labels, ``"regression"`` for a continuous target or for integers of more
+    distinct values than half the rows (scikit-learn's threshold for warning that integer labels may be a
+    regression target), as ``sklearn.utils.multiclass.type_of_target`` tells them apart."""
     kind = type_of_target(y)
+    many_values = y.dtype.kind in "iuf" and np.unique(y).size > y.shape[0] / 2
+    if kind == "continuous" or (kind == "multiclass" and many_values):
+        return "regression"
     if kind in ("binary", "multiclass"):
         return "classification"
-    if kind == "continuous":
-        return "regression"
     raise ValueError(f"Cannot tell the task from a {kind} target: give --task classification or regression.")
 
 
@@ -398,7 +400,7 @@ def installed_peers(script):
         if isinstance(node, ast.Assign) and any(getattr(target, "id", None) == "LIBRARIES" for target in node.targets):
             libraries = ast.literal_eval(node.value)
             return [library for library in libraries
-                    if importlib.util.find_spec(PEER_MODULES.get(library, "gpuforest")) is not None]
+                    if importlib.util.find_spec(PEER_MODULES.get(library, library.replace("-", "_"))) is not None]
     return None
 
 
