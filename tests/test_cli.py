@@ -166,6 +166,9 @@ def test_export(tmp_path, capsys):
     assert cli.main(["export", model_path, "--format", "dot"]) == 0
     expected = gpuforest.export_graphviz(DecisionTreeClassifier(max_depth=2, device="cpu").fit(X, y))
     assert capsys.readouterr().out == expected
+    assert cli.main(["export", model_path, "--format", "json", "-o", str(tmp_path / "copy.model")]) == 0
+    np.testing.assert_array_equal(gpuforest.load_model(str(tmp_path / "copy.model")).predict(X),
+                                  DecisionTreeClassifier(max_depth=2, device="cpu").fit(X, y).predict(X))
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["export", model_path, "--format", "treelite", "-o", str(tmp_path / "tree.tl")])
     assert exit_info.value.code == 2
