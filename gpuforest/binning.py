@@ -99,12 +99,14 @@ class BinMapper:
 
     def __getstate__(self):
         """The fitted rows without their padding: per feature its ``n_thresholds_`` thresholds and its
-        ``n_bins_non_missing_`` bins' ranges, concatenated (the padded arrays are rebuilt on loading)."""
+        ``n_bins_non_missing_`` bins' ranges, concatenated (the padded arrays are rebuilt on loading). The
+        ranges are values of X, which is float32, so they are stored as float32 without loss."""
         state = dict(vars(self))
         if hasattr(self, "bin_thresholds_"):
-            for name, counts in (("bin_thresholds_", self.n_thresholds_), ("bin_min_", self.n_bins_non_missing_),
-                                 ("bin_max_", self.n_bins_non_missing_)):
-                state[name] = getattr(self, name)[np.arange(self.max_bins) < counts[:, None]]
+            for name, counts, dtype in (("bin_thresholds_", self.n_thresholds_, np.float64),
+                                        ("bin_min_", self.n_bins_non_missing_, np.float32),
+                                        ("bin_max_", self.n_bins_non_missing_, np.float32)):
+                state[name] = getattr(self, name)[np.arange(self.max_bins) < counts[:, None]].astype(dtype)
         return state
 
     def __setstate__(self, state):

@@ -130,9 +130,12 @@ class Tree:
     def __getstate__(self):
         """The arrays without what is derived or empty: ``node_depth`` (from the children), the surrogate
         arrays of a tree without surrogates, and of ``category_bitset`` only the ``CATEGORICAL`` nodes' rows
-        (``categorical_bitset``); pickles and model files are then no larger than scikit-learn's."""
+        (``categorical_bitset``), and ``n_node_samples`` as uint32 where it fits; pickles and model files are
+        then no larger than scikit-learn's."""
         state = dict(vars(self))
         del state["node_depth"], state["category_bitset"]
+        if self.n_node_samples.max(initial=0) <= np.iinfo(np.uint32).max:
+            state["n_node_samples"] = self.n_node_samples.astype(np.uint32)
         state["categorical_bitset"] = self.category_bitset[self.split_type == CATEGORICAL]
         if self.surrogate_feature.shape[1] == 0:
             for name in [name for name in state if name.startswith("surrogate_")]:
@@ -143,6 +146,7 @@ class Tree:
         state = dict(state)
         categorical_bitset = state.pop("categorical_bitset")
         vars(self).update(state)
+        self.n_node_samples = self.n_node_samples.astype(np.int64)
         if "surrogate_feature" not in state:
             self.set_surrogates(0)
         self.category_bitset = np.zeros((self.node_count, CATEGORY_WORDS), dtype=np.uint32)
