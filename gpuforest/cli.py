@@ -300,7 +300,7 @@ def train(args):
 
 
 def predict(args):
-    model = gpuforest.load_model(args.model)
+    model = gpuforest.load_model(args.model, device=args.device)
     X, _ = read_data(args.data, args.target)
     X = checked_features(model, X)
     if not args.proba:
@@ -312,14 +312,14 @@ def predict(args):
 
 
 def evaluate(args):
-    model = gpuforest.load_model(args.model)
+    model = gpuforest.load_model(args.model, device=args.device)
     X, y = read_data(args.data, args.target)
     X = checked_features(model, X)
     print_metrics(metric_rows(model, X, y), X.shape[0], f"{type(model).__name__} on {args.data}")
 
 
 def export(args):
-    model = gpuforest.load_model(args.model)
+    model = gpuforest.load_model(args.model, device=args.device)
     if args.format == "dot":
         text = gpuforest.export_graphviz(model, out_file=args.output, tree_index=args.tree_index)
         if args.output is None:
@@ -492,6 +492,9 @@ def build_parser():
     export_parser = command("export", export, "write a saved model as JSON, DOT or Treelite", description=(
         "Write a saved model: json, the model file; dot, Graphviz (export_graphviz); treelite, to_treelite()."))
     export_parser.add_argument("model", help="a model file")
+    for subparser in (predict_parser, evaluate_parser, export_parser):
+        subparser.add_argument("--device", choices=DEVICES, default="auto", help="where the loaded model predicts "
+                               "(default auto), whatever device trained it")
     export_parser.add_argument("--format", choices=("json", "dot", "treelite"), required=True)
     export_parser.add_argument("--tree-index", type=int, help="dot: the member of an ensemble (default: all)")
     export_parser.add_argument("--output", "-o", help="the file to write (dot: default stdout)")

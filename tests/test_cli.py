@@ -1,8 +1,6 @@
 """The command line, in process (``cli.main``) on tiny data files, against the library's own API and
 scikit-learn's metrics."""
 
-import pickle
-
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -13,25 +11,6 @@ import gpuforest
 from gpuforest import DecisionTreeClassifier, RandomForestRegressor, cli
 
 LABELS = np.array(["no", "yes"])
-
-
-@pytest.fixture(autouse=True)
-def model_files(monkeypatch):
-    """Until the model files land (save_model / gpuforest.load_model), a pickle stands in for them."""
-    if hasattr(gpuforest, "load_model"):
-        return
-
-    def save_model(estimator, path):
-        with open(path, "wb") as file:
-            pickle.dump(estimator, file)
-
-    def load_model(path):
-        with open(path, "rb") as file:
-            return pickle.load(file)
-
-    for estimator in (DecisionTreeClassifier, RandomForestRegressor):
-        monkeypatch.setattr(estimator, "save_model", save_model, raising=False)
-    monkeypatch.setattr(gpuforest, "load_model", load_model, raising=False)
 
 
 def classification_data(n_samples=80):
@@ -58,7 +37,7 @@ def metrics_printed(output):
 def test_train_predict_evaluate_csv(tmp_path, capsys):
     X, y = classification_data()
     data = write_csv(tmp_path / "train.csv", X, y)
-    model_path = str(tmp_path / "tree.model")
+    model_path = str(tmp_path / "tree.gpuforest")
     assert cli.main(["train", data, "--target", "label", "--model", "tree", "--param", "max_depth=3",
                      "--param", "criterion=entropy", "--device", "cpu", "--output", model_path]) == 0
     assert f"Saved the model to {model_path}" in capsys.readouterr().out
@@ -113,7 +92,7 @@ def test_npy_target_index(tmp_path):
     X, y = classification_data()
     data = tmp_path / "train.npy"
     np.save(data, np.column_stack([(y == "yes").astype(float), X]))
-    model_path = str(tmp_path / "tree.model")
+    model_path = str(tmp_path / "tree.gpuforest")
     assert cli.main(["train", str(data), "--target", "0", "--model", "tree", "--device", "cpu", "-o", model_path]) == 0
     model = gpuforest.load_model(model_path)
     np.testing.assert_array_equal(model.classes_, [0.0, 1.0])
@@ -153,21 +132,24 @@ def test_other_errors_exit_1(tmp_path, capsys):
     csv.write_csv(table, tmp_path / "text.csv")
     assert cli.main(["train", str(tmp_path / "text.csv"), "--target", "label"]) == 1
     assert "Feature column 'colour' is string, not numeric" in capsys.readouterr().err
-    assert cli.main(["evaluate", str(tmp_path / "missing.model"), str(tmp_path / "text.csv"), "--target", "label"]) == 1
-    assert "missing.model" in capsys.readouterr().err
+    assert cli.main(["evaluate", str(tmp_path / "missing.gpuforest"), str(tmp_path / "text.csv"), "--target", "label"]) == 1
+    assert "missing.gpuforest" in capsys.readouterr().err
+    (tmp_path / "text.gpuforest").write_text("not a model")
+    assert cli.main(["evaluate", str(tmp_path / "text.gpuforest"), str(tmp_path / "text.csv"), "--target", "label"]) == 1
+    assert "is not a gpuforest model file" in capsys.readouterr().err
 
 
 def test_export(tmp_path, capsys):
     X, y = classification_data(40)
-    model_path = str(tmp_path / "tree.model")
+    model_path = str(tmp_path / "tree.gpuforest")
     cli.main(["train", write_csv(tmp_path / "train.csv", X, y), "--target", "label", "--model", "tree",
               "--param", "max_depth=2", "--device", "cpu", "-o", model_path])
     capsys.readouterr()
     assert cli.main(["export", model_path, "--format", "dot"]) == 0
     expected = gpuforest.export_graphviz(DecisionTreeClassifier(max_depth=2, device="cpu").fit(X, y))
     assert capsys.readouterr().out == expected
-    assert cli.main(["export", model_path, "--format", "json", "-o", str(tmp_path / "copy.model")]) == 0
-    np.testing.assert_array_equal(gpuforest.load_model(str(tmp_path / "copy.model")).predict(X),
+    assert cli.main(["export", model_path, "--format", "json", "-o", str(tmp_path / "copy.gpuforest")]) == 0
+    np.testing.assert_array_equal(gpuforest.load_model(str(tmp_path / "copy.gpuforest")).predict(X),
                                   DecisionTreeClassifier(max_depth=2, device="cpu").fit(X, y).predict(X))
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["export", model_path, "--format", "treelite", "-o", str(tmp_path / "tree.tl")])
