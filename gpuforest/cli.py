@@ -118,7 +118,8 @@ def feature_matrix(table):
         if not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type)
                 or pa.types.is_boolean(column.type) or pa.types.is_null(column.type)):
             raise ValueError(f"Feature column {name!r} is {column.type}, not numeric: encode it as numbers "
-                             "(categories as codes 0, 1, ..., declared with --param categorical_features=[...]).")
+                             "(categories as codes 0, 1, ..., declared with --param categorical_features=[...]), "
+                             "or, if it is the target, name it with --target.")
         columns.append(column.cast(pa.float64()).to_numpy())
     return np.column_stack(columns) if columns else np.empty((table.num_rows, 0))
 
@@ -331,8 +332,8 @@ def export(args):
         model.save_model(args.output)
         return
     if not hasattr(model, "to_treelite"):
-        raise UsageError(f"--format treelite: {type(model).__name__} has no Treelite export (to_treelite); "
-                         "forests and boosted models have one.")
+        raise UsageError(f"--format treelite: {type(model).__name__} has no Treelite export (to_treelite) in "
+                         f"gpuforest {gpuforest.__version__}; export json or dot.")
     model.to_treelite().serialize(args.output)
 
 
