@@ -293,11 +293,11 @@ def train(args):
     fit(estimator, X, y)
     print(f"Trained {type(estimator).__name__} on {X.shape[0]} rows x {X.shape[1]} features in "
           f"{time.perf_counter() - start:.2f} s.")
-    if X_eval is not None:
-        print_metrics(metric_rows(estimator, X_eval, y_eval), X_eval.shape[0], "Held-out scores")
     if args.output is not None:
         estimator.save_model(args.output)
         print(f"Saved the model to {args.output}.")
+    if X_eval is not None:
+        print_metrics(metric_rows(estimator, X_eval, y_eval), X_eval.shape[0], "Held-out scores")
 
 
 def predict(args):

@@ -157,6 +157,15 @@ def test_export(tmp_path, capsys):
     assert "DecisionTreeClassifier has no Treelite export" in capsys.readouterr().err
 
 
+def test_warmup_data_takes_missing_values_and_categories():
+    X, targets = cli.warmup_data()
+    assert np.isnan(X).any(axis=0).all()
+    codes = X[~np.isnan(X[:, 3]), 3]
+    np.testing.assert_array_equal(np.unique(codes), np.arange(5))
+    assert np.isfinite(targets["regression"]).all()
+    np.testing.assert_array_equal(np.unique(targets["classification"]), [0, 1])
+
+
 def test_info_reports_the_kernel_cache(capsys):
     import numba
 
