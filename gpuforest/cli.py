@@ -271,6 +271,7 @@ def metric_rows(estimator, X, y):
 
 
 def print_metrics(rows, n_samples, title):
+    """The table of ``metric_rows`` under ``title``: a metric and its value a line."""
     print(f"{title} ({n_samples} rows)")
     for name, value in rows:
         print(f"  {name:<10}{value:>12.6f}")
