@@ -8,6 +8,7 @@ from .decision_tree import DecisionTreeClassifier, DecisionTreeRegressor
 from .devices import show_devices
 from .export import export_graphviz, export_rules, export_text, plot_tree, trees_to_dataframe
 from .forest import ExtraTreesClassifier, ExtraTreesRegressor, RandomForestClassifier, RandomForestRegressor
+from .model_io import load_model
 from .plotting import plot_benchmark, plot_importance, plot_learning_curve
 from .voting import VotingClassifier, VotingRegressor
 
@@ -18,6 +19,6 @@ __all__ = [
     "VotingClassifier", "VotingRegressor", "RandomForestClassifier", "RandomForestRegressor",
     "ExtraTreesClassifier", "ExtraTreesRegressor", "BaggingClassifier", "BaggingRegressor",
     "GradientBoostingClassifier", "GradientBoostingRegressor", "AdaBoostClassifier", "AdaBoostRegressor",
-    "datasets", "information",
+    "datasets", "information", "load_model",
 ]
 __version__ = "0.1.0"

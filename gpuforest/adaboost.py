@@ -45,6 +45,7 @@ from .decision_tree import (
     validate_predict_data,
 )
 from .fitting import BinnedTraining, fit_bin_mapper
+from .model_io import ModelFileMixin
 from .pruning import prunes
 from .statistics import classification_statistics
 
@@ -55,7 +56,7 @@ _DEVICE_CONSTRAINTS = {
 }
 
 
-class _WeightBoosting(AllowNaNMixin):
+class _WeightBoosting(AllowNaNMixin, ModelFileMixin):
     """What both estimators change in scikit-learn's: validation, the default tree, the boosting loop."""
 
     _default_tree = None

@@ -22,6 +22,7 @@ from .backend import get_backend
 from .categorical import CATEGORICAL_FEATURES_CONSTRAINT, encode_fit_input, record_categories
 from .decision_tree import DecisionTreeClassifier, DecisionTreeRegressor, validate_predict_data
 from .forest import RandomForestClassifier, RandomForestRegressor
+from .model_io import ModelFileMixin
 from .voting import VOTING_STRATEGIES, combine_votes, predict_from_votes
 
 # Tree parameters a batched forest takes over from the base tree.
@@ -32,7 +33,7 @@ _TREE_PARAMETERS = (
 )
 
 
-class _BatchedTreeBagging:
+class _BatchedTreeBagging(ModelFileMixin):
     """What both bagging estimators add to scikit-learn's: the batched-forest fast path."""
 
     _tree_class = None

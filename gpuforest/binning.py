@@ -97,6 +97,28 @@ class BinMapper:
         self.n_bins_non_missing_ = self.n_thresholds_ + 1
         return self
 
+    def __getstate__(self):
+        """The fitted rows without their padding: per feature its ``n_thresholds_`` thresholds and its
+        ``n_bins_non_missing_`` bins' ranges, concatenated (the padded arrays are rebuilt on loading). The
+        ranges are values of X, which is float32, so they are stored as float32 without loss."""
+        state = dict(vars(self))
+        if hasattr(self, "bin_thresholds_"):
+            for name, counts, dtype in (("bin_thresholds_", self.n_thresholds_, np.float64),
+                                        ("bin_min_", self.n_bins_non_missing_, np.float32),
+                                        ("bin_max_", self.n_bins_non_missing_, np.float32)):
+                state[name] = getattr(self, name)[np.arange(self.max_bins) < counts[:, None]].astype(dtype)
+        return state
+
+    def __setstate__(self, state):
+        vars(self).update(state)
+        if hasattr(self, "bin_thresholds_"):
+            for name, counts, padding in (("bin_thresholds_", self.n_thresholds_, np.inf),
+                                          ("bin_min_", self.n_bins_non_missing_, np.inf),
+                                          ("bin_max_", self.n_bins_non_missing_, -np.inf)):
+                padded = np.full((counts.shape[0], self.max_bins), padding)
+                padded[np.arange(self.max_bins) < counts[:, None]] = state[name]
+                setattr(self, name, padded)
+
     def _fit_feature(self, feature_idx, values, max_thresholds):
         """Thresholds and per-bin value ranges of one feature (its row of each attribute)."""
         if self.is_categorical[feature_idx]:

@@ -34,12 +34,13 @@ from .decision_tree import MAX_DEPTH_UNLIMITED, AllowNaNMixin, encode_classes, v
 from .fitting import BinnedTraining, fit_bin_mapper
 from .grower import GrowthParams, feature_count, tree_feature_subsets
 from .kernels.common import PURPOSE_SUBSAMPLE
+from .model_io import ModelFileMixin
 from .losses import (
     AbsoluteError, BinomialLoss, CustomObjective, ExponentialLoss, GammaLoss, HuberLoss, MultinomialLoss, PoissonLoss,
     QuantileLoss, SquaredError,
 )
 from .statistics import newton_statistics
-from .tree import PackedForest, pack_forest
+from .tree import PackedTreesMixin
 
 # Early stopping switches itself on above this many rows (scikit-learn's rule).
 AUTO_EARLY_STOPPING_ROWS = 10_000
@@ -96,7 +97,7 @@ class _RawScores:
         return self._estimator._decision_from_raw(self._raw)
 
 
-class BaseGradientBoosting(AllowNaNMixin, BaseEstimator):
+class BaseGradientBoosting(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, BaseEstimator):
     """Parameters, the boosting loop, early stopping and raw-score prediction shared by both estimators."""
 
     _parameter_constraints = {
@@ -184,7 +185,6 @@ class BaseGradientBoosting(AllowNaNMixin, BaseEstimator):
                     scorer, X, y, sample_weight, backend.to_host(raw), X_val, y_val, weight_val, raw_val
                 )
         self.n_iter_ = len(self.trees_) // n_per_round
-        self._packed = pack_forest(self.trees_)
         if X_val is not None:
             self.best_iteration_ = int(np.argmax(self.validation_score_))
         return self
@@ -312,13 +312,6 @@ class BaseGradientBoosting(AllowNaNMixin, BaseEstimator):
         for iteration in range(per_round.shape[1]):
             raw = raw + per_round[:, iteration]
             yield raw
-
-    def _packed_trees(self):
-        """``tree.pack_forest`` of ``trees_``, kept until trees are added."""
-        packed = getattr(self, "_packed", None)
-        if not isinstance(packed, PackedForest) or packed[0].shape[0] != len(self.trees_):
-            packed = self._packed = pack_forest(self.trees_)
-        return packed
 
     def _per_tree_values(self, X):
         """Each tree's leaf value for each row, shape (n_samples, n_trees)."""

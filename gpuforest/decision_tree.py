@@ -31,6 +31,7 @@ from .categorical import (
 from .c45 import C45TreeGrower
 from .fitting import BinnedTraining, fit_bin_mapper
 from .grower import GrowthParams, TreeGrower
+from .model_io import ModelFileMixin
 from .multiway import MultiwayTreeGrower
 from .pruning import (
     CLASSIFIER_PRUNING_CONSTRAINTS,
@@ -169,7 +170,7 @@ class AllowNaNMixin:
         return tags
 
 
-class BaseDecisionTree(AllowNaNMixin, BaseEstimator):
+class BaseDecisionTree(AllowNaNMixin, ModelFileMixin, BaseEstimator):
     """Validation, parameters and fitting shared by both tree estimators."""
 
     _parameter_constraints = {

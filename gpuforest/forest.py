@@ -40,6 +40,7 @@ from .decision_tree import (
     validate_predict_data,
 )
 from .fitting import BinnedTraining, fit_bin_mapper
+from .model_io import ModelFileMixin
 from .pruning import (
     CLASSIFIER_PRUNING_CONSTRAINTS,
     REGRESSOR_PRUNING_CONSTRAINTS,
@@ -55,7 +56,7 @@ from .statistics import (
     classification_statistics,
     regression_statistics,
 )
-from .tree import pack_forest
+from .tree import PackedTreesMixin
 from .voting import VOTING_STRATEGIES, combine_votes, predict_from_votes
 
 # Bytes of device memory per (tree, row) while a batch grows: the draw counts (4),
@@ -65,7 +66,7 @@ BYTES_PER_TREE_ROW = 13
 PREDICT_BLOCK_BYTES = 64 * 1024 * 1024
 
 
-class BaseForest(AllowNaNMixin, BaseEstimator):
+class BaseForest(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, BaseEstimator):
     """Parameters, batched fitting, prediction and out-of-bag estimates of every forest."""
 
     _parameter_constraints = {
@@ -153,7 +154,6 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
         with _numba_threads(self.n_jobs):
             if n_more > 0:
                 self._grow_trees(backend, X, targets, sample_weight, validation, len(self.trees_), n_more)
-            self._pack()
             if self.oob_score or self._needs_oob_weights():
                 self._out_of_bag(backend, X, y, targets)
         return self
@@ -280,19 +280,16 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
 
     # --- the grown forest ----------------------------------------------------------------
 
-    def _pack(self):
-        (self._tree_offsets, self._split_value, self._node_info, self._category_bitset, self._value,
-         self._tree_node) = pack_forest(self.trees_)
-
     def _tree_values(self, backend, X, first_tree=0, n_trees=None):
         """Each tree's leaf value for each row: shape (n_trees, n_samples, n_values), float64.
 
         Tree-major, so that combining the trees reads each tree's values contiguously.
         """
         stop = len(self.trees_) if n_trees is None else first_tree + n_trees
-        offsets = self._tree_offsets[first_tree:stop]
-        leaves = backend.predict_leaves(X, offsets, self._split_value, self._node_info, self._category_bitset)
-        return self._value[offsets[:, None] + leaves.T]
+        tree_offsets, split_value, node_info, category_bitset, value, _ = self._packed_trees()
+        offsets = tree_offsets[first_tree:stop]
+        leaves = backend.predict_leaves(X, offsets, split_value, node_info, category_bitset)
+        return value[offsets[:, None] + leaves.T]
 
     def _row_blocks(self, n_samples, n_trees):
         """Row ranges whose (trees, rows, values) gathers stay near ``PREDICT_BLOCK_BYTES``."""
@@ -399,10 +396,9 @@ class BaseForest(AllowNaNMixin, BaseEstimator):
         """Leaf of every row in every tree: shape (n_samples, n_estimators), int64."""
         X = self._validate_X_predict(X)
         backend = get_backend(self.device_)
-        leaves = backend.predict_leaves(
-            X, self._tree_offsets, self._split_value, self._node_info, self._category_bitset
-        )
-        return self._tree_node[self._tree_offsets[None, :] + leaves]
+        tree_offsets, split_value, node_info, category_bitset, _, tree_node = self._packed_trees()
+        leaves = backend.predict_leaves(X, tree_offsets, split_value, node_info, category_bitset)
+        return tree_node[tree_offsets[None, :] + leaves]
 
     def decision_path(self, X):
         """Nodes every row visits: ``(indicator, n_nodes_ptr)`` as scikit-learn's forests return.

@@ -127,6 +127,32 @@ class Tree:
         self.surrogate_right_codes = np.zeros((*shape, CATEGORY_WORDS), dtype=np.uint32)
         self.surrogate_association = np.zeros(shape)
 
+    def __getstate__(self):
+        """The arrays without what is derived or empty: ``node_depth`` (from the children), the surrogate
+        arrays of a tree without surrogates, and of ``category_bitset`` only the ``CATEGORICAL`` nodes' rows
+        (``categorical_bitset``), and ``n_node_samples`` as uint32 where it fits; pickles and model files are
+        then no larger than scikit-learn's."""
+        state = dict(vars(self))
+        del state["node_depth"], state["category_bitset"]
+        if self.n_node_samples.max(initial=0) <= np.iinfo(np.uint32).max:
+            state["n_node_samples"] = self.n_node_samples.astype(np.uint32)
+        state["categorical_bitset"] = self.category_bitset[self.split_type == CATEGORICAL]
+        if self.surrogate_feature.shape[1] == 0:
+            for name in [name for name in state if name.startswith("surrogate_")]:
+                del state[name]
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        categorical_bitset = state.pop("categorical_bitset")
+        vars(self).update(state)
+        self.n_node_samples = self.n_node_samples.astype(np.int64)
+        if "surrogate_feature" not in state:
+            self.set_surrogates(0)
+        self.category_bitset = np.zeros((self.node_count, CATEGORY_WORDS), dtype=np.uint32)
+        self.category_bitset[self.split_type == CATEGORICAL] = categorical_bitset
+        self.node_depth = _node_depths(self.children_left, self.children_right)
+
     @property
     def node_count(self):
         return self.children_left.shape[0]
@@ -277,6 +303,18 @@ def _children_of(parents, children_left, children_right):
     return np.repeat(first, n_children) + child_rank, child_parent, child_rank
 
 
+def _node_depths(children_left, children_right):
+    """Depth of every node (root 0), one level at a time; shape (node_count,), int64."""
+    depth = np.zeros(children_left.shape[0], dtype=np.int64)
+    parents = np.zeros(1, dtype=np.int64)
+    while parents.shape[0]:
+        parents = parents[children_left[parents] != TREE_LEAF]
+        children, child_parent, _ = _children_of(parents, children_left, children_right)
+        depth[children] = depth[child_parent] + 1
+        parents = children
+    return depth
+
+
 def pack_forest(trees):
     """The trees' node arrays concatenated in depth-first order, for prediction over all trees at once.
 
@@ -399,12 +437,6 @@ class PackedForest(tuple):
         packed._raw_forest = None
         return packed
 
-    def __getnewargs__(self):
-        return tuple(self), self._trees
-
-    def __getstate__(self):
-        return {"_trees": self._trees, "_raw_forest": None}  # pickles without the derived layout
-
     def raw_forest(self):
         """``pack_complete_forest`` of the trees, or a ``NodeForest`` of these arrays if a tree is
         deeper than ``COMPLETE_MAX_DEPTH`` or has a split that is not numeric."""
@@ -511,3 +543,19 @@ def pack_complete_forest(trees, max_depth=COMPLETE_MAX_DEPTH):
         np.concatenate([tree.value[:, 0, 0] for tree in trees])[leaves], count
     )
     return CompleteForest(tree_offsets, depth, feature, threshold, missing_go_right, value)
+
+
+class PackedTreesMixin:
+    """``_packed_trees()``, ``pack_forest`` of an ensemble's ``trees_`` built on first use, and pickling
+    without it: each tree is stored once (in ``trees_``) and the packed copy is rebuilt after loading."""
+
+    def _packed_trees(self):
+        packed = getattr(self, "_packed", None)
+        if packed is None or packed._trees != tuple(self.trees_):
+            packed = self._packed = pack_forest(self.trees_)
+        return packed
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_packed", None)
+        return state

@@ -16,6 +16,8 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
+from .model_io import ModelFileMixin
+
 VOTING_STRATEGIES = ("soft", "plurality", "majority", "weighted")
 
 
@@ -181,7 +183,7 @@ def _soft_voting(estimator):
     return True
 
 
-class VotingClassifier(_SklearnVotingClassifier):
+class VotingClassifier(ModelFileMixin, _SklearnVotingClassifier):
     """Voting over heterogeneous classifiers, with plurality or strict-majority votes.
 
     scikit-learn's ``VotingClassifier`` (fit, ``transform``, ``set_params``, ``"drop"``,
@@ -277,7 +279,7 @@ class VotingClassifier(_SklearnVotingClassifier):
         return np.asarray([f"{prefix}_{name}" for name, est in self.estimators if est != "drop"], dtype=object)
 
 
-class VotingRegressor(_SklearnVotingRegressor):
+class VotingRegressor(ModelFileMixin, _SklearnVotingRegressor):
     """Weighted mean of heterogeneous regressors' predictions.
 
     A thin subclass of ``sklearn.ensemble.VotingRegressor`` with the same parameters,

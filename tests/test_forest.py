@@ -333,17 +333,18 @@ def test_scores_match_scikit_learns_forests(name, kind):
 def test_packed_forest_is_the_trees_renumbered_depth_first():
     X, y = load_iris(return_X_y=True)
     forest = RandomForestClassifier(n_estimators=3, random_state=1, device="cpu").fit(X, y)
-    for offset, tree in zip(forest._tree_offsets, forest.trees_):
+    tree_offsets, split_value, node_info, _, value, all_tree_node = forest._packed_trees()
+    for offset, tree in zip(tree_offsets, forest.trees_):
         packed = slice(offset, offset + tree.node_count)
-        tree_node = forest._tree_node[packed]
+        tree_node = all_tree_node[packed]
         assert sorted(tree_node) == list(range(tree.node_count)) and tree_node[0] == 0
-        info = forest._node_info[packed]
+        info = node_info[packed]
         for position, node in enumerate(tree_node):
-            np.testing.assert_array_equal(forest._value[offset + position], tree.value[node, 0])
+            np.testing.assert_array_equal(value[offset + position], tree.value[node, 0])
             if tree.children_left[node] == -1:
                 assert info[position] < 0
                 continue
-            assert forest._split_value[offset + position] == tree.threshold[node]
+            assert split_value[offset + position] == tree.threshold[node]
             assert (info[position] >> 3) & 0x1FFFFFFF == tree.feature[node]
             left = info[position] >> 32
             # Siblings stay consecutive, and a left child's pair comes right after its parent's pair.
