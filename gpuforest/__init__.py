@@ -8,6 +8,7 @@ from .decision_tree import DecisionTreeClassifier, DecisionTreeRegressor
 from .devices import show_devices
 from .export import export_graphviz, export_rules, export_text, plot_tree
 from .forest import ExtraTreesClassifier, ExtraTreesRegressor, RandomForestClassifier, RandomForestRegressor
+from .progress import Checkpoint, StopTraining, TrainingCallback
 from .voting import VotingClassifier, VotingRegressor
 
 __all__ = [
@@ -17,5 +18,6 @@ __all__ = [
     "ExtraTreesClassifier", "ExtraTreesRegressor", "BaggingClassifier", "BaggingRegressor",
     "GradientBoostingClassifier", "GradientBoostingRegressor", "AdaBoostClassifier", "AdaBoostRegressor",
     "datasets", "information",
+    "Checkpoint", "StopTraining", "TrainingCallback",
 ]
 __version__ = "0.1.0"
