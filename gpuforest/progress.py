@@ -8,6 +8,7 @@ round (boosting). Boosting also writes its training and validation scores every
 and LightGBM's callbacks, reduced to ``callback(round, scores)``).
 """
 
+import copy
 import os
 import pickle
 import sys
@@ -42,9 +43,10 @@ class Checkpoint(TrainingCallback):
     """Pickle the estimator every ``every`` rounds, to resume an interrupted fit.
 
     The file is replaced atomically (written aside, then renamed), so it always
-    holds a whole estimator. To resume, load it with ``pickle.load``, then
-    ``set_params(warm_start=True)`` and ``fit`` on the same data: the remaining
-    rounds are grown as an uninterrupted fit would have grown them.
+    holds a whole estimator, less its ``callbacks`` (a lambda does not pickle).
+    To resume, load it with ``pickle.load``, then ``set_params(warm_start=True)``
+    (and the callbacks again, if wanted) and ``fit`` on the same data: the
+    remaining rounds are grown as an uninterrupted fit would have grown them.
 
     Parameters
     ----------
@@ -67,14 +69,12 @@ class Checkpoint(TrainingCallback):
     def __call__(self, round, scores):
         if round % self.every == 0:
             staging = f"{self.path}.partial"
+            checkpoint = copy.copy(self._estimator)
+            checkpoint.callbacks = None
             with open(staging, "wb") as file:
-                pickle.dump(self._estimator, file)
+                pickle.dump(checkpoint, file)
             os.replace(staging, self.path)
         return False
-
-    def __getstate__(self):
-        # The estimator pickles this callback among its parameters; the reference back to it is not state.
-        return {**self.__dict__, "_estimator": None}
 
 
 def progress_bar(verbose, total, unit, description):
