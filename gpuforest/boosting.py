@@ -510,7 +510,7 @@ default="squared_error"
     __init__ = _boosting_init(loss="squared_error", alpha=0.9)
 
     def fit(self, X, y, sample_weight=None, eval_set=None):
-        """Boost on ``X`` (n_samples, n_features) and ``y``; ``eval_set=(X_val, y_val[, w_val])`` or ``[(X_val, y_val)]``."""
+        """Boost on ``X`` (n_samples, n_features) and ``y``; ``eval_set=(X_val, y_val[, w_val])`` or a list of one."""
         self._validate_params()
         X, y, sample_weight = validate_fit_data(self, X, y, sample_weight)
         self._loss = self._make_loss()
@@ -569,7 +569,7 @@ class GradientBoostingClassifier(ClassifierMixin, BaseGradientBoosting):
     __init__ = _boosting_init(loss="log_loss")
 
     def fit(self, X, y, sample_weight=None, eval_set=None):
-        """Boost on ``X`` (n_samples, n_features) and labels ``y``; ``eval_set=(X_val, y_val[, w_val])`` or ``[(X_val, y_val)]``."""
+        """Boost on ``X`` (n_samples, n_features) and labels ``y``; ``eval_set`` as the regressor's."""
         self._validate_params()
         X, y, sample_weight = validate_fit_data(self, X, y, sample_weight)
         self.classes_, _ = encode_classes(y)
