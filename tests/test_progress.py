@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from gpuforest import (
-    AdaBoostClassifier, Checkpoint, DecisionTreeRegressor, GradientBoostingClassifier, GradientBoostingRegressor,
+    AdaBoostClassifier, BaggingRegressor, Checkpoint, DecisionTreeRegressor, GradientBoostingClassifier, GradientBoostingRegressor,
     RandomForestClassifier, StopTraining, TrainingCallback,
 )
 
@@ -37,6 +37,13 @@ def test_forest_bar_counts_the_trees(capsys):
     RandomForestClassifier(n_estimators=4, max_depth=2, device="cpu", verbose=1).fit(X, y > 0)
     err = capsys.readouterr().err
     assert "RandomForestClassifier" in err and "4/4" in err and "tree" in err
+
+
+def test_bagging_of_gpuforest_trees_shows_its_forests_bar(capsys):
+    X, y, _, _ = regression_data()
+    BaggingRegressor(DecisionTreeRegressor(max_depth=3, device="cpu"), n_estimators=3, verbose=1).fit(X, y)
+    err = capsys.readouterr().err
+    assert "RandomForestRegressor" in err and "3/3" in err
 
 
 def test_adaboost_bar_counts_the_members(capsys):
