@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from gpuforest import (
-    AdaBoostClassifier, BaggingRegressor, Checkpoint, DecisionTreeRegressor, GradientBoostingClassifier, GradientBoostingRegressor,
-    RandomForestClassifier, StopTraining, TrainingCallback,
+    AdaBoostClassifier, BaggingRegressor, Checkpoint, DecisionTreeRegressor, GradientBoostingClassifier,
+    GradientBoostingRegressor, RandomForestClassifier, StopTraining, TrainingCallback,
 )
 
 
