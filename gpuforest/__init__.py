@@ -10,6 +10,7 @@ from .export import export_graphviz, export_rules, export_text, plot_tree, trees
 from .forest import ExtraTreesClassifier, ExtraTreesRegressor, RandomForestClassifier, RandomForestRegressor
 from .model_io import load_model
 from .plotting import plot_benchmark, plot_importance, plot_learning_curve
+from .progress import Checkpoint, StopTraining, TrainingCallback
 from .voting import VotingClassifier, VotingRegressor
 
 __all__ = [
@@ -20,5 +21,6 @@ __all__ = [
     "ExtraTreesClassifier", "ExtraTreesRegressor", "BaggingClassifier", "BaggingRegressor",
     "GradientBoostingClassifier", "GradientBoostingRegressor", "AdaBoostClassifier", "AdaBoostRegressor",
     "datasets", "information", "load_model",
+    "Checkpoint", "StopTraining", "TrainingCallback",
 ]
 __version__ = "0.1.0"

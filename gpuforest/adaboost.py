@@ -46,13 +46,15 @@ from .decision_tree import (
 )
 from .fitting import BinnedTraining, fit_bin_mapper
 from .model_io import ModelFileMixin
+from .progress import progress_bar
 from .pruning import prunes
 from .statistics import classification_statistics
 
 EPSILON = np.finfo(np.float64).eps
 
 _DEVICE_CONSTRAINTS = {
-    name: TREE_PARAMETER_CONSTRAINTS[name] for name in ("max_bins", "device", "categorical_features")
+    **{name: TREE_PARAMETER_CONSTRAINTS[name] for name in ("max_bins", "device", "categorical_features")},
+    "verbose": ["verbose"],
 }
 
 
@@ -100,6 +102,7 @@ class _WeightBoosting(AllowNaNMixin, ModelFileMixin):
         random_state = check_random_state(self.random_state)
         left_out = sample_weight == 0
         sample_weight = sample_weight / sample_weight.sum()
+        bar = progress_bar(self.verbose, self.n_estimators, "member", type(self).__name__)
         for iboost in range(self.n_estimators):
             # Tiny weights are raised to eps (scikit-learn issue #20320); rows weighted 0 by the caller stay out.
             sample_weight = np.where(left_out, 0.0, np.maximum(sample_weight, EPSILON))
@@ -110,6 +113,7 @@ class _WeightBoosting(AllowNaNMixin, ModelFileMixin):
                 break
             self.estimator_weights_[iboost] = estimator_weight
             self.estimator_errors_[iboost] = estimator_error
+            bar.update()
             if estimator_error == 0:  # a perfect fit: nothing is left to boost
                 break
             total = sample_weight.sum()
@@ -123,6 +127,7 @@ class _WeightBoosting(AllowNaNMixin, ModelFileMixin):
             if total <= 0:
                 break
             sample_weight = sample_weight / total
+        bar.close()
         return self
 
 
@@ -170,6 +175,8 @@ class AdaBoostClassifier(_WeightBoosting, _SklearnAdaBoostClassifier):
         see them as codes; a gpuforest tree member without its own gets them as a mask.
     device : {"auto", "cpu", "cuda"}, default="auto"
         ``device`` of the default stump.
+    verbose : int, default=0
+        ``>= 1``: a tqdm bar of the members on stderr.
 
     Attributes
     ----------
@@ -201,7 +208,7 @@ class AdaBoostClassifier(_WeightBoosting, _SklearnAdaBoostClassifier):
 
     def __init__(
         self, estimator=None, *, n_estimators=50, learning_rate=1.0, algorithm="SAMME", random_state=None,
-        max_bins=256, device="auto", categorical_features=None,
+        max_bins=256, device="auto", categorical_features=None, verbose=0,
     ):
         super().__init__(
             estimator=estimator, n_estimators=n_estimators, learning_rate=learning_rate, random_state=random_state
@@ -210,6 +217,7 @@ class AdaBoostClassifier(_WeightBoosting, _SklearnAdaBoostClassifier):
         self.max_bins = max_bins
         self.device = device
         self.categorical_features = categorical_features
+        self.verbose = verbose
 
     def fit(self, X, y, sample_weight=None):
         """Boost members on ``X`` (n_samples, n_features) and class labels ``y`` (n_samples,).
@@ -337,6 +345,8 @@ class AdaBoostRegressor(_WeightBoosting, _SklearnAdaBoostRegressor):
         see them as codes; a gpuforest tree member without its own gets them as a mask.
     device : {"auto", "cpu", "cuda"}, default="auto"
         ``device`` of the default tree.
+    verbose : int, default=0
+        ``>= 1``: a tqdm bar of the members on stderr.
 
     Attributes
     ----------
@@ -352,7 +362,7 @@ class AdaBoostRegressor(_WeightBoosting, _SklearnAdaBoostRegressor):
 
     def __init__(
         self, estimator=None, *, n_estimators=50, learning_rate=1.0, loss="linear", random_state=None, max_bins=256,
-        device="auto", categorical_features=None,
+        device="auto", categorical_features=None, verbose=0,
     ):
         super().__init__(
             estimator=estimator, n_estimators=n_estimators, learning_rate=learning_rate, loss=loss,
@@ -361,6 +371,7 @@ class AdaBoostRegressor(_WeightBoosting, _SklearnAdaBoostRegressor):
         self.max_bins = max_bins
         self.device = device
         self.categorical_features = categorical_features
+        self.verbose = verbose
 
     def fit(self, X, y, sample_weight=None):
         """Boost members on ``X`` (n_samples, n_features) and real targets ``y`` (n_samples,).

@@ -35,6 +35,7 @@ from .fitting import BinnedTraining, fit_bin_mapper
 from .grower import GrowthParams, feature_count, tree_feature_subsets
 from .kernels.common import PURPOSE_SUBSAMPLE
 from .model_io import ModelFileMixin
+from .progress import StopTraining, eval_pair, log_line, progress_bar
 from .losses import (
     AbsoluteError, BinomialLoss, CustomObjective, ExponentialLoss, GammaLoss, HuberLoss, MultinomialLoss, PoissonLoss,
     QuantileLoss, SquaredError,
@@ -50,7 +51,8 @@ _SHARED_PARAMETERS = dict(
     min_samples_leaf=20, min_child_weight=1e-3, l2_regularization=0.0, l1_regularization=0.0, min_split_gain=0.0,
     subsample=1.0, colsample_bytree=1.0, colsample_bynode=1.0, max_bins=256, init=None, warm_start=False,
     early_stopping="auto", scoring="loss", validation_fraction=0.1,
-    n_iter_no_change=10, tol=1e-7, random_state=None, device="auto", categorical_features=None,
+    n_iter_no_change=10, tol=1e-7, random_state=None, device="auto", categorical_features=None, verbose=0,
+    callbacks=None,
 )
 
 
@@ -125,12 +127,19 @@ class BaseGradientBoosting(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, Base
         "random_state": ["random_state"],
         "device": [StrOptions(set(DEVICES))],
         "categorical_features": CATEGORICAL_FEATURES_CONSTRAINT,
+        "verbose": ["verbose"],
+        "callbacks": [list, None],
     }
 
     def _fit(self, X, y, sample_weight, eval_set):
         """Validated data and ``self._loss`` in hand: boost up to ``n_estimators`` rounds."""
         self._loss.check_target(y)
-        X, y, sample_weight, X_val, y_val, weight_val = self._validation_split(X, y, sample_weight, eval_set)
+        callbacks = self._checked_callbacks()
+        eval_set = eval_pair(eval_set)
+        stops_early = self._early_stopping_on(X.shape[0], eval_set)
+        X, y, sample_weight, X_val, y_val, weight_val = self._validation_split(
+            X, y, sample_weight, eval_set, stops_early
+        )
         if not (self.warm_start and hasattr(self, "trees_")):
             self._start(X, y, sample_weight)
         backend = get_backend(self.device_)
@@ -144,8 +153,15 @@ class BaseGradientBoosting(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, Base
         stats, gradient_buffers, workspace = None, None, {}  # the previous round's arrays, reused
         if X_val is not None and not self.train_score_:
             self._record_scores(scorer, X, y, sample_weight, backend.to_host(raw), X_val, y_val, weight_val, raw_val)
-        for iteration in range(len(self.trees_) // n_per_round, self.n_estimators):
-            if X_val is not None and self._should_stop():
+        first_round = len(self.trees_) // n_per_round
+        for callback in callbacks:
+            if hasattr(callback, "before_training"):
+                callback.before_training(self)
+        bar = progress_bar(self.verbose, self.n_estimators - first_round, "round", type(self).__name__)
+        for iteration in range(first_round, self.n_estimators):
+            if stops_early and self._should_stop():
+                if self.verbose:
+                    log_line(self._early_stopping_message(iteration))
                 break
             gradients, hessians = self._loss.gradients(backend, y_device, raw, weight_device, gradient_buffers)
             gradient_buffers = (gradients, hessians)
@@ -180,14 +196,52 @@ class BaseGradientBoosting(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, Base
                 if X_val is not None:
                     raw_val[:, k] += tree.value[tree.apply(X_val, backend), 0, 0]
                 self.trees_.append(tree)
+            scores = {}
             if X_val is not None:
                 self._record_scores(
                     scorer, X, y, sample_weight, backend.to_host(raw), X_val, y_val, weight_val, raw_val
                 )
+                self.best_iteration_ = int(np.argmax(self.validation_score_))
+                scores = {"train": self.train_score_[-1], "validation": self.validation_score_[-1]}
+            self.n_iter_ = iteration + 1  # a checkpoint written by a callback is a whole model
+            bar.update()
+            if scores and self.verbose and (self.n_iter_ % int(self.verbose) == 0 or self.n_iter_ == self.n_estimators):
+                log_line(
+                    f"[{self.n_iter_}] train {self._score_text(scores['train'])}, "
+                    f"validation {self._score_text(scores['validation'])}"
+                )
+            if self._callbacks_stop(callbacks, scores):
+                break
+        bar.close()
         self.n_iter_ = len(self.trees_) // n_per_round
-        if X_val is not None:
-            self.best_iteration_ = int(np.argmax(self.validation_score_))
         return self
+
+    def _checked_callbacks(self):
+        callbacks = [] if self.callbacks is None else self.callbacks
+        for callback in callbacks:
+            if not callable(callback):
+                raise TypeError(f"callbacks must be callables callback(round, scores); got {callback!r}.")
+        return callbacks
+
+    def _callbacks_stop(self, callbacks, scores):
+        """Call every callback after round ``n_iter_``; True when one returned True or raised ``StopTraining``."""
+        for callback in callbacks:
+            try:
+                stop, reason = bool(callback(self.n_iter_, scores)), "returned True"
+            except StopTraining as exception:
+                stop, reason = True, f"raised StopTraining({exception})"
+            if stop:
+                if self.verbose:
+                    name = getattr(callback, "__name__", type(callback).__name__)
+                    log_line(f"Training stopped after round {self.n_iter_}: callback {name} {reason}.")
+                return True
+        return False
+
+    def _score_text(self, score):
+        """``"loss 0.25"`` (the mean loss, minus the recorded score) or ``"<scoring> 0.9"``."""
+        if self.scoring in ("loss", None):
+            return f"loss {-score:.6g}"
+        return f"{self.scoring if isinstance(self.scoring, str) else 'score'} {score:.6g}"
 
     @staticmethod
     def _training_leaves(backend, grower, tree_idx, tree, X, every_row):
@@ -246,13 +300,16 @@ class BaseGradientBoosting(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, Base
 
     # --- early stopping ----------------------------------------------------------------
 
-    def _validation_split(self, X, y, sample_weight, eval_set):
-        """``(X, y, w, X_val, y_val, w_val)``: the validation set for early stopping (``eval_set``, or
-        ``validation_fraction`` of the training rows taken out); ``X_val`` is None without early stopping."""
-        use = self.early_stopping
-        if use == "auto":
-            use = X.shape[0] > AUTO_EARLY_STOPPING_ROWS or eval_set is not None
-        if not use:
+    def _early_stopping_on(self, n_samples, eval_set):
+        if self.early_stopping == "auto":
+            return n_samples > AUTO_EARLY_STOPPING_ROWS or eval_set is not None
+        return self.early_stopping
+
+    def _validation_split(self, X, y, sample_weight, eval_set, stops_early):
+        """``(X, y, w, X_val, y_val, w_val)``: the validation set scored every round (``eval_set``, or with early
+        stopping ``validation_fraction`` of the training rows taken out); ``X_val`` is None without either.
+        ``eval_set`` with ``early_stopping=False`` is scored (``validation_score_``, the log, callbacks) only."""
+        if not stops_early and eval_set is None:
             return X, y, sample_weight, None, None, None
         if isinstance(self._loss, CustomObjective) and self.scoring in ("loss", None):
             raise ValueError("Early stopping with a custom loss needs a scoring other than 'loss'.")
@@ -283,6 +340,14 @@ class BaseGradientBoosting(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, Base
                 scores.append(-self._loss.loss(target, scores_raw, w))
             else:
                 scores.append(scorer(_RawScores(self, scores_raw), features, self._decode_target(target)))
+
+    def _early_stopping_message(self, iteration):
+        best = int(np.argmax(self.validation_score_))
+        return (
+            f"Early stopping after round {iteration}: no validation score of the last {self.n_iter_no_change} "
+            f"rounds beat the one before them by more than tol={self.tol}; best round {best} "
+            f"(validation {self._score_text(self.validation_score_[best])})."
+        )
 
     def _should_stop(self):
         """scikit-learn's rule: no score among the last ``n_iter_no_change`` beats the one before them by ``tol``."""
@@ -379,7 +444,8 @@ _COMMON_PARAMETERS_DOC = """
     warm_start : bool, default=False
         Keep the trees of the previous fit (same data) and add rounds up to ``n_estimators``.
     early_stopping : "auto" or bool, default="auto"
-        "auto": on with more than 10,000 rows or with ``eval_set``.
+        "auto": on with more than 10,000 rows or with ``eval_set``. False with ``eval_set``: the set is
+        scored every round (``validation_score_``, the log, callbacks) without stopping.
     scoring : str, callable or None, default="loss"
         Early-stopping score: "loss" (minus the mean loss) or a scikit-learn scorer.
     validation_fraction : float or int, default=0.1
@@ -390,6 +456,13 @@ _COMMON_PARAMETERS_DOC = """
     device : {"auto", "cpu", "cuda"}, default="auto"
     categorical_features : None, "from_dtype", or array-like of bool, int or str, default=None
         The categorical features, as in ``gpuforest.DecisionTreeClassifier``.
+    verbose : int, default=0
+        0: silent. ``k >= 1``: a tqdm bar of the rounds on stderr and, with a validation set, the training
+        and validation scores every ``k`` rounds and why early stopping or a callback ended the fit.
+    callbacks : list of callables or None, default=None
+        Each called as ``callback(round, scores)`` after every round (``gpuforest.TrainingCallback``); a true
+        return value or ``gpuforest.StopTraining`` ends the fit. ``gpuforest.Checkpoint(path)`` pickles the
+        estimator to resume with ``warm_start``.
 """
 
 _COMMON_ATTRIBUTES_DOC = """
@@ -435,7 +508,7 @@ default="squared_error"
     __init__ = _boosting_init(loss="squared_error", alpha=0.9)
 
     def fit(self, X, y, sample_weight=None, eval_set=None):
-        """Boost on ``X`` (n_samples, n_features) and ``y``; ``eval_set=(X_val, y_val[, w_val])`` for early stopping."""
+        """Boost on ``X`` (n_samples, n_features) and ``y``; ``eval_set=(X_val, y_val[, w_val])`` or a list of one."""
         self._validate_params()
         X, y, sample_weight = validate_fit_data(self, X, y, sample_weight)
         self._loss = self._make_loss()
@@ -494,7 +567,7 @@ class GradientBoostingClassifier(ClassifierMixin, BaseGradientBoosting):
     __init__ = _boosting_init(loss="log_loss")
 
     def fit(self, X, y, sample_weight=None, eval_set=None):
-        """Boost on ``X`` (n_samples, n_features) and labels ``y``; ``eval_set=(X_val, y_val[, w_val])``."""
+        """Boost on ``X`` (n_samples, n_features) and labels ``y``; ``eval_set`` as the regressor's."""
         self._validate_params()
         X, y, sample_weight = validate_fit_data(self, X, y, sample_weight)
         self.classes_, _ = encode_classes(y)

@@ -41,6 +41,7 @@ from .decision_tree import (
 )
 from .fitting import BinnedTraining, fit_bin_mapper
 from .model_io import ModelFileMixin
+from .progress import progress_bar
 from .pruning import (
     CLASSIFIER_PRUNING_CONSTRAINTS,
     REGRESSOR_PRUNING_CONSTRAINTS,
@@ -217,9 +218,8 @@ class BaseForest(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, BaseEstimator)
         if not per_tree_stats:
             multiplicity = self._max_multiplicity(backend, first_tree, n_trees, n_samples)
             stats = self._statistics(targets, sample_weight, multiplicity)
+        bar = progress_bar(self.verbose, n_trees, "tree", type(self).__name__)
         for start, count in self._batches(backend, first_tree, n_trees, n_samples):
-            if self.verbose:
-                print(f"gpuforest: growing trees {start + 1} to {start + count} of {self.n_estimators}")
             counts = self._sample_counts(backend, start, count, n_samples)
             batch_stats = stats
             if per_tree_stats:  # one tree per batch: its own class weights
@@ -233,6 +233,8 @@ class BaseForest(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, BaseEstimator)
                 first_tree=start,
             )
             self.trees_.extend(self._pruned(backend, trees, counts, X, targets, sample_weight, validation))
+            bar.update(count)
+        bar.close()
 
     def _pruned(self, backend, trees, counts, X, targets, sample_weight, validation):
         """The batch's ``trees`` pruned as the parameters say (``pruning.prune_grown_tree``).

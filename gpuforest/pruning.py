@@ -52,6 +52,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from . import information
 from .tree import CATEGORICAL, MAX_CATEGORIES, MULTIWAY, NUMERIC, TREE_LEAF, TREE_UNDEFINED
+from .progress import eval_pair
 
 # Losses and code lengths are sums of floats in some order: two equal in exact arithmetic may
 # differ by rounding. Within this fraction of the largest node cost they count as equal.
@@ -990,6 +991,7 @@ def validation_split(estimator, X, y, sample_weight, eval_set, encode_target, va
     X, y, sample_weight : the rows to grow on
     validation : None or tuple ``(X_val, y_val, sample_weight_val)``
     """
+    eval_set = eval_pair(eval_set)
     if not uses_validation(estimator):
         if eval_set is not None:
             raise ValueError("eval_set is only used by pruning='reduced_error' or pruning='validation'.")

@@ -1,0 +1,119 @@
+"""Progress and control of a fit: tqdm bars, the boosting log, callbacks, checkpoints, ``eval_set`` forms.
+
+Every estimator's ``verbose`` (0 by default) shows a tqdm bar on stderr with an
+ETA, advanced per batch of trees (forests, bagging), per member (AdaBoost) or per
+round (boosting). Boosting also writes its training and validation scores every
+``verbose`` rounds and why early stopping ended the fit, and calls its
+``callbacks`` after each round (the protocol of XGBoost's ``TrainingCallback``
+and LightGBM's callbacks, reduced to ``callback(round, scores)``).
+"""
+
+import copy
+import os
+import pickle
+import sys
+
+from tqdm import tqdm
+
+
+class StopTraining(Exception):
+    """Raised by a boosting callback to end the fit after the current round, whose trees are kept."""
+
+
+class TrainingCallback:
+    """Base of the boosting callbacks; any callable ``callback(round, scores)`` works too.
+
+    ``before_training(estimator)`` is called once at the start of each ``fit`` with
+    the estimator being fitted, and ``__call__(round, scores)`` after every round.
+    ``round`` counts the rounds grown so far (1 after the first; it continues from
+    the rounds already grown under ``warm_start``); ``scores`` is
+    ``{"train": float, "validation": float}`` (higher is better: minus the mean loss
+    with ``scoring="loss"``) when the fit has a validation set, else ``{}``. A true
+    return value, or raising ``StopTraining``, ends the fit after this round.
+    """
+
+    def before_training(self, estimator):
+        """Called at the start of ``fit`` with the estimator being fitted."""
+
+    def __call__(self, round, scores):
+        return False
+
+
+class Checkpoint(TrainingCallback):
+    """Pickle the estimator every ``every`` rounds, to resume an interrupted fit.
+
+    The file is replaced atomically (written aside, then renamed), so it always
+    holds a whole estimator, less its ``callbacks`` (a lambda does not pickle).
+    To resume, load it with ``pickle.load``, then ``set_params(warm_start=True)``
+    (and the callbacks again, if wanted) and ``fit`` on the same data: the
+    remaining rounds are grown as an uninterrupted fit would have grown them.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The checkpoint file.
+    every : int, default=1
+        Rounds between checkpoints.
+    """
+
+    def __init__(self, path, every=1):
+        if not isinstance(every, int) or every < 1:
+            raise ValueError(f"Checkpoint: every must be a positive int; got {every!r}.")
+        self.path = os.fspath(path)
+        self.every = every
+        self._estimator = None
+
+    def before_training(self, estimator):
+        self._estimator = estimator
+
+    def __call__(self, round, scores):
+        if round % self.every == 0:
+            staging = f"{self.path}.partial"
+            checkpoint = copy.copy(self._estimator)
+            checkpoint.callbacks = None
+            with open(staging, "wb") as file:
+                pickle.dump(checkpoint, file)
+            os.replace(staging, self.path)
+        return False
+
+
+def progress_bar(verbose, total, unit, description):
+    """A tqdm bar of ``total`` steps on stderr (ETA included), disabled when ``verbose`` is 0 or False."""
+    return tqdm(total=total, unit=unit, desc=description, disable=not verbose, file=sys.stderr, leave=True)
+
+
+def log_line(text):
+    """Write a line to stderr without breaking an open tqdm bar."""
+    tqdm.write(text, file=sys.stderr)
+
+
+def eval_pair(eval_set):
+    """``eval_set`` as one tuple ``(X_val, y_val[, sample_weight_val])``, or None.
+
+    Parameters
+    ----------
+    eval_set : None, tuple or list
+        The tuple itself, or XGBoost's list of ``(X_val, y_val)`` pairs, which must
+        hold exactly one pair: gpuforest scores the training data itself, and one
+        validation set decides early stopping (a second one would be ignored).
+
+    Returns
+    -------
+    None or tuple of length 2 or 3
+    """
+    if eval_set is None:
+        return None
+    if isinstance(eval_set, list):
+        if not all(isinstance(pair, (tuple, list)) and len(pair) in (2, 3) for pair in eval_set):
+            raise TypeError("eval_set as a list must hold (X_val, y_val) pairs, as in XGBoost.")
+        if len(eval_set) != 1:
+            raise ValueError(
+                f"eval_set holds {len(eval_set)} pairs; gpuforest uses one validation pair (the training scores "
+                "are recorded without it): pass [(X_val, y_val)]."
+            )
+        eval_set = tuple(eval_set[0])
+    if not isinstance(eval_set, tuple) or len(eval_set) not in (2, 3):
+        raise TypeError(
+            "eval_set must be a tuple (X_val, y_val[, sample_weight_val]) or a list holding one (X_val, y_val) pair."
+        )
+    return eval_set
