@@ -192,6 +192,19 @@ def test_a_class_outside_gpuforest_is_never_created(saved):
         gf.load_model(saved)
 
 
+def test_a_malformed_value_is_refused(saved):
+    rewrite(saved, lambda document: document["estimator"].pop("attributes"))
+    with pytest.raises(ValueError, match="a value is malformed"):
+        gf.load_model(saved)
+
+
+def test_unfitted_estimator_keeps_its_parameters(tmp_path):
+    path = tmp_path / "model.gpuforest"
+    gf.GradientBoostingRegressor(learning_rate=0.3, loss="quantile", alpha=0.9).save_model(path)
+    loaded = gf.load_model(path)
+    assert loaded.get_params() == gf.GradientBoostingRegressor(learning_rate=0.3, loss="quantile", alpha=0.9).get_params()
+
+
 def test_members_outside_gpuforest_are_refused_at_save(tmp_path):
     voting = gf.VotingClassifier([("sklearn", SklearnDecisionTreeClassifier(max_depth=2))]).fit(X, y)
     with pytest.raises(TypeError, match="sklearn.tree._classes.DecisionTreeClassifier is not part of"):
