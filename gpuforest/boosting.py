@@ -186,6 +186,7 @@ class BaseGradientBoosting(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, Base
                     scorer, X, y, sample_weight, backend.to_host(raw), X_val, y_val, weight_val, raw_val
                 )
         self.n_iter_ = len(self.trees_) // n_per_round
+        self._pack_trees()
         if X_val is not None:
             self.best_iteration_ = int(np.argmax(self.validation_score_))
         return self
@@ -300,7 +301,7 @@ class BaseGradientBoosting(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, Base
         in the order boosting added them, so the scores equal those of training bit for bit."""
         if not self.trees_:
             return np.tile(self.baseline_, (X.shape[0], 1))
-        return get_backend(self.device_).predict_raw(X, self._packed_trees().raw_forest(), self.baseline_)
+        return get_backend(self.device_).predict_raw(X, self._packed.raw_forest(), self.baseline_)
 
     def _staged_raw(self, X):
         """Raw scores of validated ``X`` after each round. Rounds are added one by one, in
@@ -316,7 +317,7 @@ class BaseGradientBoosting(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, Base
 
     def _per_tree_values(self, X):
         """Each tree's leaf value for each row, shape (n_samples, n_trees)."""
-        tree_offsets, split_value, node_info, category_bitset, value, _ = self._packed_trees()
+        tree_offsets, split_value, node_info, category_bitset, value, _ = self._packed
         leaves = get_backend(self.device_).predict_leaves(X, tree_offsets, split_value, node_info, category_bitset)
         return value[tree_offsets[None, :] + leaves, 0]
 

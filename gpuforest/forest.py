@@ -154,6 +154,7 @@ class BaseForest(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, BaseEstimator)
         with _numba_threads(self.n_jobs):
             if n_more > 0:
                 self._grow_trees(backend, X, targets, sample_weight, validation, len(self.trees_), n_more)
+            self._pack_trees()
             if self.oob_score or self._needs_oob_weights():
                 self._out_of_bag(backend, X, y, targets)
         return self
@@ -286,7 +287,7 @@ class BaseForest(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, BaseEstimator)
         Tree-major, so that combining the trees reads each tree's values contiguously.
         """
         stop = len(self.trees_) if n_trees is None else first_tree + n_trees
-        tree_offsets, split_value, node_info, category_bitset, value, _ = self._packed_trees()
+        tree_offsets, split_value, node_info, category_bitset, value, _ = self._packed
         offsets = tree_offsets[first_tree:stop]
         leaves = backend.predict_leaves(X, offsets, split_value, node_info, category_bitset)
         return value[offsets[:, None] + leaves.T]
@@ -396,7 +397,7 @@ class BaseForest(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, BaseEstimator)
         """Leaf of every row in every tree: shape (n_samples, n_estimators), int64."""
         X = self._validate_X_predict(X)
         backend = get_backend(self.device_)
-        tree_offsets, split_value, node_info, category_bitset, _, tree_node = self._packed_trees()
+        tree_offsets, split_value, node_info, category_bitset, _, tree_node = self._packed
         leaves = backend.predict_leaves(X, tree_offsets, split_value, node_info, category_bitset)
         return tree_node[tree_offsets[None, :] + leaves]
 
