@@ -186,7 +186,6 @@ class BaseGradientBoosting(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, Base
                     scorer, X, y, sample_weight, backend.to_host(raw), X_val, y_val, weight_val, raw_val
                 )
         self.n_iter_ = len(self.trees_) // n_per_round
-        self._pack_trees()
         if X_val is not None:
             self.best_iteration_ = int(np.argmax(self.validation_score_))
         return self
@@ -301,7 +300,7 @@ class BaseGradientBoosting(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, Base
         in the order boosting added them, so the scores equal those of training bit for bit."""
         if not self.trees_:
             return np.tile(self.baseline_, (X.shape[0], 1))
-        return get_backend(self.device_).predict_raw(X, self._packed.raw_forest(), self.baseline_)
+        return get_backend(self.device_).predict_raw(X, self._packed_trees().raw_forest(), self.baseline_)
 
     def _staged_raw(self, X):
         """Raw scores of validated ``X`` after each round. Rounds are added one by one, in
@@ -317,7 +316,7 @@ class BaseGradientBoosting(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, Base
 
     def _per_tree_values(self, X):
         """Each tree's leaf value for each row, shape (n_samples, n_trees)."""
-        tree_offsets, split_value, node_info, category_bitset, value, _ = self._packed
+        tree_offsets, split_value, node_info, category_bitset, value, _ = self._packed_trees()
         leaves = get_backend(self.device_).predict_leaves(X, tree_offsets, split_value, node_info, category_bitset)
         return value[tree_offsets[None, :] + leaves, 0]
 
@@ -435,7 +434,9 @@ default="squared_error"
         self._validate_params()
         X, y, sample_weight = validate_fit_data(self, X, y, sample_weight)
         self._loss = self._make_loss()
-        return self._fit(X, self._encode_target(y), sample_weight, eval_set)
+        self._fit(X, self._encode_target(y), sample_weight, eval_set)
+        self._pack_trees()
+        return self
 
     def _make_loss(self):
         if callable(self.loss):
@@ -498,7 +499,9 @@ class GradientBoostingClassifier(ClassifierMixin, BaseGradientBoosting):
         if self.n_classes_ == 1:
             raise ValueError("The number of classes has to be greater than one; got 1 class.")
         self._loss = self._make_loss()
-        return self._fit(X, self._encode_target(y), sample_weight, eval_set)
+        self._fit(X, self._encode_target(y), sample_weight, eval_set)
+        self._pack_trees()
+        return self
 
     def _make_loss(self):
         binary = self.n_classes_ == 2

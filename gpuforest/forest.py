@@ -287,7 +287,7 @@ class BaseForest(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, BaseEstimator)
         Tree-major, so that combining the trees reads each tree's values contiguously.
         """
         stop = len(self.trees_) if n_trees is None else first_tree + n_trees
-        tree_offsets, split_value, node_info, category_bitset, value, _ = self._packed
+        tree_offsets, split_value, node_info, category_bitset, value, _ = self._packed_trees()
         offsets = tree_offsets[first_tree:stop]
         leaves = backend.predict_leaves(X, offsets, split_value, node_info, category_bitset)
         return value[offsets[:, None] + leaves.T]
@@ -397,7 +397,7 @@ class BaseForest(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, BaseEstimator)
         """Leaf of every row in every tree: shape (n_samples, n_estimators), int64."""
         X = self._validate_X_predict(X)
         backend = get_backend(self.device_)
-        tree_offsets, split_value, node_info, category_bitset, _, tree_node = self._packed
+        tree_offsets, split_value, node_info, category_bitset, _, tree_node = self._packed_trees()
         leaves = backend.predict_leaves(X, tree_offsets, split_value, node_info, category_bitset)
         return tree_node[tree_offsets[None, :] + leaves]
 

@@ -552,6 +552,14 @@ class PackedTreesMixin:
     def _pack_trees(self):
         self._packed = pack_forest(self.trees_)
 
+    def _packed_trees(self):
+        """``_packed``; while ``fit`` adds trees (a callback that predicts), the current trees packed anew and
+        not kept, so that prediction leaves the estimator unchanged."""
+        packed = getattr(self, "_packed", None)
+        if packed is None or packed._trees != tuple(self.trees_):
+            return pack_forest(self.trees_)
+        return packed
+
     def __getstate__(self):
         state = dict(super().__getstate__())  # a copy: scikit-learn's is the instance's own dict
         state.pop("_packed", None)

@@ -378,6 +378,6 @@ def test_predicted_raw_scores_are_the_staged_sums_bit_for_bit(layout, monkeypatc
     model = GradientBoostingClassifier(
         n_estimators=5, grow_policy="depthwise", max_depth=5, early_stopping=False, device="cpu"
     ).fit(X, y)
-    forest = model._packed.raw_forest()
+    forest = model._packed_trees().raw_forest()
     assert forest.raw_kernel == {"complete": "predict_raw_complete", "nodes": "predict_raw"}[layout]
     np.testing.assert_array_equal(list(model.staged_decision_function(X))[-1], model.decision_function(X))

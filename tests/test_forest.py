@@ -333,7 +333,7 @@ def test_scores_match_scikit_learns_forests(name, kind):
 def test_packed_forest_is_the_trees_renumbered_depth_first():
     X, y = load_iris(return_X_y=True)
     forest = RandomForestClassifier(n_estimators=3, random_state=1, device="cpu").fit(X, y)
-    tree_offsets, split_value, node_info, _, value, all_tree_node = forest._packed
+    tree_offsets, split_value, node_info, _, value, all_tree_node = forest._packed_trees()
     for offset, tree in zip(tree_offsets, forest.trees_):
         packed = slice(offset, offset + tree.node_count)
         tree_node = all_tree_node[packed]
