@@ -211,6 +211,12 @@ def test_members_outside_gpuforest_are_refused_at_save(tmp_path):
         voting.save_model(tmp_path / "model.gpuforest")
 
 
+def test_a_callable_is_refused_at_save(tmp_path):
+    model = gf.GradientBoostingRegressor(scoring=lambda estimator, X, y: 0.0)
+    with pytest.raises(TypeError, match="Cannot save estimator.scoring: a builtins.function"):
+        model.save_model(tmp_path / "model.gpuforest")
+
+
 def test_pickled_forest_is_no_larger_than_scikit_learns():
     X_big, y_big = make_classification(n_samples=400, n_features=5, random_state=0)
     params = dict(n_estimators=100, max_depth=8, random_state=0)  # scikit-learn's default n_estimators
