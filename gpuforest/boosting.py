@@ -512,7 +512,9 @@ default="squared_error"
         self._validate_params()
         X, y, sample_weight = validate_fit_data(self, X, y, sample_weight)
         self._loss = self._make_loss()
-        return self._fit(X, self._encode_target(y), sample_weight, eval_set)
+        self._fit(X, self._encode_target(y), sample_weight, eval_set)
+        self._pack_trees()
+        return self
 
     def _make_loss(self):
         if callable(self.loss):
@@ -575,7 +577,9 @@ class GradientBoostingClassifier(ClassifierMixin, BaseGradientBoosting):
         if self.n_classes_ == 1:
             raise ValueError("The number of classes has to be greater than one; got 1 class.")
         self._loss = self._make_loss()
-        return self._fit(X, self._encode_target(y), sample_weight, eval_set)
+        self._fit(X, self._encode_target(y), sample_weight, eval_set)
+        self._pack_trees()
+        return self
 
     def _make_loss(self):
         binary = self.n_classes_ == 2

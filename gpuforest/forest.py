@@ -155,6 +155,7 @@ class BaseForest(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, BaseEstimator)
         with _numba_threads(self.n_jobs):
             if n_more > 0:
                 self._grow_trees(backend, X, targets, sample_weight, validation, len(self.trees_), n_more)
+            self._pack_trees()
             if self.oob_score or self._needs_oob_weights():
                 self._out_of_bag(backend, X, y, targets)
         return self

@@ -126,7 +126,10 @@ def load_model(path, device="auto"):
     checksum = members.pop(CHECKSUM_MEMBER, b"").decode(errors="replace").strip()
     if checksum != _checksum(model, members).decode():
         raise ValueError(f"{path} was edited or damaged: its checksum does not match its contents.")
-    estimator = _Decoder(members, path).decode(document["estimator"])
+    try:
+        estimator = _Decoder(members, path).decode(document.get("estimator"))
+    except (KeyError, TypeError, AttributeError, IndexError) as error:
+        raise ValueError(f"{path} is not a valid gpuforest model file: a value is malformed ({error!r}).") from error
     _set_device(estimator, device_name, set())
     return estimator
 

@@ -546,16 +546,26 @@ def pack_complete_forest(trees, max_depth=COMPLETE_MAX_DEPTH):
 
 
 class PackedTreesMixin:
-    """``_packed_trees()``, ``pack_forest`` of an ensemble's ``trees_`` built on first use, and pickling
-    without it: each tree is stored once (in ``trees_``) and the packed copy is rebuilt after loading."""
+    """``_packed``, ``pack_forest`` of an ensemble's ``trees_`` (built by ``_pack_trees`` at the end of ``fit``),
+    left out of pickles and rebuilt on loading: each tree is stored once, in ``trees_``."""
+
+    def _pack_trees(self):
+        self._packed = pack_forest(self.trees_)
 
     def _packed_trees(self):
+        """``_packed``; while ``fit`` adds trees (a callback that predicts), the current trees packed anew and
+        not kept, so that prediction leaves the estimator unchanged."""
         packed = getattr(self, "_packed", None)
         if packed is None or packed._trees != tuple(self.trees_):
-            packed = self._packed = pack_forest(self.trees_)
+            return pack_forest(self.trees_)
         return packed
 
     def __getstate__(self):
-        state = super().__getstate__()
+        state = dict(super().__getstate__())  # a copy: scikit-learn's is the instance's own dict
         state.pop("_packed", None)
         return state
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        if "trees_" in state:
+            self._pack_trees()

@@ -192,10 +192,29 @@ def test_a_class_outside_gpuforest_is_never_created(saved):
         gf.load_model(saved)
 
 
+def test_a_malformed_value_is_refused(saved):
+    rewrite(saved, lambda document: document["estimator"].pop("attributes"))
+    with pytest.raises(ValueError, match="a value is malformed"):
+        gf.load_model(saved)
+
+
+def test_unfitted_estimator_keeps_its_parameters(tmp_path):
+    path = tmp_path / "model.gpuforest"
+    gf.GradientBoostingRegressor(learning_rate=0.3, loss="quantile", alpha=0.9).save_model(path)
+    loaded = gf.load_model(path)
+    assert loaded.get_params() == gf.GradientBoostingRegressor(learning_rate=0.3, loss="quantile", alpha=0.9).get_params()
+
+
 def test_members_outside_gpuforest_are_refused_at_save(tmp_path):
     voting = gf.VotingClassifier([("sklearn", SklearnDecisionTreeClassifier(max_depth=2))]).fit(X, y)
     with pytest.raises(TypeError, match="sklearn.tree._classes.DecisionTreeClassifier is not part of"):
         voting.save_model(tmp_path / "model.gpuforest")
+
+
+def test_a_callable_is_refused_at_save(tmp_path):
+    model = gf.GradientBoostingRegressor(scoring=lambda estimator, X, y: 0.0)
+    with pytest.raises(TypeError, match="Cannot save estimator.scoring: a builtins.function"):
+        model.save_model(tmp_path / "model.gpuforest")
 
 
 def test_pickled_forest_is_no_larger_than_scikit_learns():
