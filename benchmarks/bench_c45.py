@@ -69,7 +69,7 @@ GPUFOREST_LEARNERS = (
     ("gpuforest CART", {}),
     ("gpuforest C4.5", {"algorithm": "c45"}),
     ("gpuforest CART + surrogates", {"use_surrogates": True}),
-    # The baseline of surrogates: the same trees, missing values at numeric splits to the majority side.
+    # The baseline of surrogates: the same trees, missing values at binary splits to the majority side.
     ("gpuforest CART, missing to the majority side", {"use_surrogates": True, "max_surrogates": 0}),
 )
 J48 = "J48"

@@ -331,10 +331,12 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         its categories; at predict, a category not seen at fit is a missing value.
     use_surrogates : bool, default=False
         CART's surrogate splits (Breiman et al. 1984, section 5.3; see
-        ``gpuforest.surrogates``): after growth, each numeric split gets up to
-        ``max_surrogates`` splits on other numeric features that best mimic it,
-        ranked by predictive association; a sample whose split value is missing
-        follows the first surrogate it has a value for, else the majority side.
+        ``gpuforest.surrogates``): after growth, each numeric or categorical binary
+        split gets up to ``max_surrogates`` splits on other features (thresholds,
+        or category codes sent each way) that best mimic it, ranked by predictive
+        association; a sample whose split value is missing (NaN, or at a categorical
+        split a category not seen at fit) follows the first surrogate it has a value
+        for, else the majority side. Multiway splits (``algorithm="id3"``) get none.
         Growth itself sends missing values in the learned direction.
     max_surrogates : int, default=5
         Surrogate splits kept per node with ``use_surrogates`` (0: missing values

@@ -3,15 +3,19 @@
 Growth sends a row whose value of a split's feature is missing in the learned
 direction (``Tree.missing_go_to_left``, the side that lowered the impurity
 most). With ``use_surrogates=True`` a post-pass over the grown (and pruned)
-tree's training rows then gives each ``NUMERIC`` split node up to
-``max_surrogates`` surrogate splits, used when predicting: a row whose primary
-value is missing takes the direction of the first surrogate that sends it
-somewhere, and when none does, the majority direction (rpart's
+tree's training rows then gives each ``NUMERIC`` and ``CATEGORICAL`` split node up
+to ``max_surrogates`` surrogate splits, used when predicting: a row whose primary
+value is missing (NaN; at a ``CATEGORICAL`` split, anything but a category code,
+so also a category not seen at fit) takes the direction of the first surrogate
+that sends it somewhere, and when none does, the majority direction (rpart's
 ``usesurrogate = 2``, Therneau & Atkinson, "An Introduction to Recursive
 Partitioning Using the RPART Routines", section 5).
 
 At a node, the rows counted are the training rows that growth sent there
-(positive weight, weighted by ``sample_weight``). A surrogate on another
+(positive weight, weighted by ``sample_weight``); the primary sends a row with a
+value left when ``x <= threshold`` (``NUMERIC``) or when the bit of its code is
+set in the node's ``category_bitset`` (``CATEGORICAL``), as rpart's
+``surrogate.c`` codes the primary's direction of each row. A surrogate on another
 numeric feature ``f`` is the split ``x[f] <= t`` (or ``x[f] > t``) that sends
 the most weight the way the primary split does, among the node's rows with
 both values present; ``t`` is a midpoint between neighbouring values of ``f``,
@@ -20,27 +24,31 @@ as the primary thresholds are, and each side holds at least two of those rows
 isolating one row). A surrogate on a categorical feature sends each of its
 category codes seen among those rows the way the primary sends most of that
 code's weight (ties: the majority side), as rpart's ``choose_surg.c`` does; at
-prediction, a code it did not see goes on to the next surrogate. With ``pL`` and ``pR`` the weight fractions of those rows
-that the primary sends left and right and ``error`` the fraction the surrogate
-sends the other way, its predictive association (Breiman et al., eq. 5.7;
-rpart's "adj") is::
+prediction, a code it did not see goes on to the next surrogate. With ``pL`` and
+``pR`` the weight fractions of those rows that the primary sends left and right
+and ``error`` the fraction the surrogate sends the other way, its predictive
+association (Breiman et al., eq. 5.7; rpart's "adj") is::
 
     association = (min(pL, pR) - error) / min(pL, pR)
 
 A surrogate is kept only when ``association > 0`` (better than sending every
 row to the majority side), and a node's surrogates are ranked by decreasing
-association (ties: the lower feature index). ``CATEGORICAL`` and ``MULTIWAY``
-splits get no surrogates; a ``CATEGORICAL`` split keeps its learned direction.
+association (ties: the lower feature index). At a ``CATEGORICAL`` split, a code
+seen at fit but without rows at the node goes where its bitset sends it (growth's
+learned missing side), not to the surrogates as in rpart's ``pred_rpart.c``: the
+tree keeps no record of a node's codes. ``MULTIWAY`` splits get no surrogates (a
+row without a branch stops there, as without surrogates).
 """
 
 import numpy as np
 from numba import njit, prange
 
-from .kernels.common import split_child
+from .kernels.common import split_child, split_value_missing
 from .tree import (
     CATEGORICAL,
     CATEGORY_WORDS,
     MAX_CATEGORIES,
+    MULTIWAY,
     NUMERIC,
     TREE_LEAF,
     TREE_UNDEFINED,
@@ -157,10 +165,21 @@ def _categorical_surrogate(codes, goes_left, row_weight, weight_left, weight_rig
     return agreement
 
 
+@njit(cache=True, inline="always")
+def _primary_goes_left(X, row, node, node_info, split_value, category_bitset):
+    """1 when the primary split of ``node`` sends raw row ``row`` of ``X`` left, 0 right, -1 when the row's
+    value of the split's feature is missing (``split_value_missing``)."""
+    info = node_info[node]
+    value = X[row, (info >> 3) & 0x1FFFFFFF]
+    if split_value_missing(value, info):
+        return -1
+    return 1 if split_child(value, info, split_value[node], category_bitset) == 0 else 0
+
+
 @njit(parallel=True, cache=True)
 def _best_surrogate_splits(
-    X, order, node_start, node_stop, feature, threshold, weight, task_node, task_feature, task_categorical,
-    out_threshold, out_left_is_le, out_left_codes, out_right_codes, out_association,
+    X, order, node_start, node_stop, node_info, split_value, category_bitset, weight, task_node, task_feature,
+    task_categorical, out_threshold, out_left_is_le, out_left_codes, out_right_codes, out_association,
 ):
     """The best surrogate split of each (node, feature) task and its association (see the module docstring).
 
@@ -168,8 +187,8 @@ def _best_surrogate_splits(
     ----------
     X : ndarray of shape (n_samples, n_features), dtype float32
     order, node_start, node_stop : ``_node_rows``'s
-    feature, threshold : ndarray of shape (n_nodes,)
-        The primary splits.
+    node_info, split_value, category_bitset
+        The primary splits, packed as for prediction (``tree.pack_node_info``, ``tree.pack_split_values``).
     weight : ndarray of shape (n_samples,), dtype float64
     task_node, task_feature : ndarray of shape (n_tasks,), dtype int64
     task_categorical : ndarray of shape (n_tasks,), dtype bool
@@ -184,7 +203,6 @@ def _best_surrogate_splits(
     """
     for task in prange(task_node.shape[0]):
         node, surrogate = task_node[task], task_feature[task]
-        primary, primary_threshold = feature[node], threshold[node]
         n_node = node_stop[node] - node_start[node]
         values = np.empty(n_node, dtype=np.float32)
         goes_left = np.empty(n_node, dtype=np.bool_)
@@ -193,11 +211,12 @@ def _best_surrogate_splits(
         weight_left = weight_right = 0.0
         for i in range(node_start[node], node_stop[node]):
             row = order[i]
-            x, value = X[row, primary], X[row, surrogate]
-            if np.isnan(x) or np.isnan(value):
+            primary_left = _primary_goes_left(X, row, node, node_info, split_value, category_bitset)
+            value = X[row, surrogate]
+            if primary_left < 0 or np.isnan(value):
                 continue
             values[n_both] = value
-            goes_left[n_both] = x <= primary_threshold
+            goes_left[n_both] = primary_left == 1
             row_weight[n_both] = weight[row]
             if goes_left[n_both]:
                 weight_left += weight[row]
@@ -224,7 +243,7 @@ def _best_surrogate_splits(
 
 
 @njit(cache=True)
-def _majority_goes_left(X, order, node_start, node_stop, feature, threshold, weight, nodes):
+def _majority_goes_left(X, order, node_start, node_stop, node_info, split_value, category_bitset, weight, nodes):
     """Whether the primary split of each of ``nodes`` sends at least half of the weight of its rows with a
     value present left (rpart's ``lastsurrogate``: ties go left)."""
     left = np.empty(nodes.shape[0], dtype=np.bool_)
@@ -232,20 +251,21 @@ def _majority_goes_left(X, order, node_start, node_stop, feature, threshold, wei
         node = nodes[k]
         weight_left = weight_right = 0.0
         for i in range(node_start[node], node_stop[node]):
-            x = X[order[i], feature[node]]
-            if x <= threshold[node]:
+            primary_left = _primary_goes_left(X, order[i], node, node_info, split_value, category_bitset)
+            if primary_left == 1:
                 weight_left += weight[order[i]]
-            elif not np.isnan(x):
+            elif primary_left == 0:
                 weight_right += weight[order[i]]
         left[k] = weight_left >= weight_right
     return left
 
 
 def add_surrogates(tree, X, sample_weight, sample_indices, max_surrogates, is_categorical=None):
-    """Give every ``NUMERIC`` split node of ``tree`` its surrogate splits and majority missing direction.
+    """Give every ``NUMERIC`` and ``CATEGORICAL`` split node of ``tree`` its surrogate splits and majority missing
+    direction.
 
-    Sets the ``tree.surrogate_*`` arrays (``Tree.set_surrogates``) and, at ``NUMERIC`` splits, ``missing_go_to_left`` to the
-    majority side; ``Tree.apply`` then routes a row with a missing primary value by them.
+    Sets the ``tree.surrogate_*`` arrays (``Tree.set_surrogates``) and, at those splits, ``missing_go_to_left`` to
+    the majority side; ``Tree.apply`` then routes a row with a missing primary value by them.
 
     Parameters
     ----------
@@ -270,16 +290,15 @@ def add_surrogates(tree, X, sample_weight, sample_indices, max_surrogates, is_ca
         tree.children_left.astype(np.int64), tree.children_right.astype(np.int64),
     )
     feature = tree.feature.astype(np.int64)
-    threshold = tree.threshold.astype(np.float64)
     weight = np.asarray(sample_weight, dtype=np.float64)
-    numeric_splits = np.flatnonzero((tree.children_left != TREE_LEAF) & (tree.split_type == NUMERIC))
-    tree.missing_go_to_left[numeric_splits] = _majority_goes_left(
-        X, order, node_start, node_stop, feature, threshold, weight, numeric_splits
+    binary_splits = np.flatnonzero((tree.children_left != TREE_LEAF) & (tree.split_type != MULTIWAY))
+    tree.missing_go_to_left[binary_splits] = _majority_goes_left(
+        X, order, node_start, node_stop, node_info, split_value, category_bitset, weight, binary_splits
     )
 
     categorical = np.zeros(n_features, dtype=bool) if is_categorical is None else np.asarray(is_categorical)
-    task_node = np.repeat(numeric_splits, n_features)
-    task_feature = np.tile(np.arange(n_features), numeric_splits.shape[0])
+    task_node = np.repeat(binary_splits, n_features)
+    task_feature = np.tile(np.arange(n_features), binary_splits.shape[0])
     other = task_feature != feature[task_node]
     task_node, task_feature = task_node[other], task_feature[other]
     n_tasks = task_node.shape[0]
@@ -290,7 +309,7 @@ def add_surrogates(tree, X, sample_weight, sample_indices, max_surrogates, is_ca
     association = np.full(n_tasks, -np.inf)
     if max_surrogates > 0 and n_tasks > 0:
         _best_surrogate_splits(
-            X, order, node_start, node_stop, feature, threshold, weight, task_node, task_feature,
+            X, order, node_start, node_stop, node_info, split_value, category_bitset, weight, task_node, task_feature,
             categorical[task_feature], task_threshold, task_left_is_le, task_left_codes, task_right_codes,
             association,
         )

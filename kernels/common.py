@@ -794,10 +794,20 @@ def add_fractional_value(X, row, split_value, node_info, category_bitset, branch
 
 
 @njit(cache=True, inline="always")
+def split_value_missing(value, info):
+    """Whether a raw ``value`` is missing at the split node of ``node_info`` ``info`` (see ``route_to_leaf``):
+    NaN at a ``NUMERIC`` split, anything but a category code (NaN too) at a ``CATEGORICAL`` or ``MULTIWAY`` one."""
+    if ((info >> 1) & 3) == NUMERIC:
+        return math.isnan(value)
+    return category_code(value) < 0
+
+
+@njit(cache=True, inline="always")
 def route_to_leaf_with_surrogates(X, row, split_value, node_info, category_bitset, surrogates):
-    """``route_to_leaf`` of one tree (at offset 0) whose ``NUMERIC`` splits have surrogate splits
-    (``gpuforest.surrogates``): a row whose value of the split's feature is missing takes the
-    direction of the first surrogate that sends it somewhere, else ``missing_go_left``.
+    """``route_to_leaf`` of one tree (at offset 0) whose ``NUMERIC`` and ``CATEGORICAL`` splits have
+    surrogate splits (``gpuforest.surrogates``): a row whose value of the split's feature is missing
+    (``split_value_missing``) takes the direction of the first surrogate that sends it somewhere, else
+    ``missing_go_left``. ``MULTIWAY`` splits have none: a missing value stops the row there.
 
     ``surrogates = (feature, split_type, threshold, left_is_le, left_codes, right_codes)``, the
     ``Tree``'s ``surrogate_*`` arrays of shape (n_nodes, max_surrogates[, CATEGORY_WORDS]); a
@@ -811,7 +821,7 @@ def route_to_leaf_with_surrogates(X, row, split_value, node_info, category_bitse
     info = node_info[0]
     while info >= 0:
         value = X[row, (info >> 3) & 0x1FFFFFFF]
-        if math.isnan(value) and ((info >> 1) & 3) == NUMERIC:
+        if ((info >> 1) & 3) != MULTIWAY and split_value_missing(value, info):
             left = (info & 1) == 1
             for k in range(feature.shape[1]):
                 if feature[node, k] < 0:

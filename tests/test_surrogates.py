@@ -10,28 +10,48 @@ from gpuforest.tree import CATEGORICAL, NUMERIC, TREE_LEAF, TREE_UNDEFINED, Tree
 
 
 def hand_made_tree(n_features):
-    """Root ``x0 <= 0.1`` (missing right); its left child ``x1 <= -0.2`` (missing left); leaves 2, 3, 4."""
-    children_left = np.array([1, 3, TREE_LEAF, TREE_LEAF, TREE_LEAF], dtype=np.int32)
-    children_right = np.array([2, 4, TREE_LEAF, TREE_LEAF, TREE_LEAF], dtype=np.int32)
-    feature = np.array([0, 1, TREE_UNDEFINED, TREE_UNDEFINED, TREE_UNDEFINED], dtype=np.int32)
-    threshold = np.array([0.1, -0.2, TREE_UNDEFINED, TREE_UNDEFINED, TREE_UNDEFINED])
-    missing_go_to_left = np.array([False, True, False, False, False])
-    zeros = np.zeros(5)
-    return Tree(
-        n_features, children_left, children_right, feature, threshold, np.zeros(5, dtype=np.int32),
-        missing_go_to_left, np.zeros((5, 1, 2)), zeros, np.zeros(5, dtype=np.int64), zeros,
-        np.array([0, 1, 1, 2, 2]),
+    """Root ``x0 <= 0.1`` (missing right); its left child ``x1 <= -0.2`` (missing left); its right child
+    categorical on ``x5``, codes 1 and 3 left (missing right); leaves 3, 4, 5, 6."""
+    children_left = np.array([1, 3, 5] + [TREE_LEAF] * 4, dtype=np.int32)
+    children_right = np.array([2, 4, 6] + [TREE_LEAF] * 4, dtype=np.int32)
+    feature = np.array([0, 1, 5] + [TREE_UNDEFINED] * 4, dtype=np.int32)
+    threshold = np.array([0.1, -0.2] + [TREE_UNDEFINED] * 5)
+    missing_go_to_left = np.array([False, True, False] + [False] * 4)
+    zeros = np.zeros(7)
+    tree = Tree(
+        n_features, children_left, children_right, feature, threshold, np.zeros(7, dtype=np.int32),
+        missing_go_to_left, np.zeros((7, 1, 2)), zeros, np.zeros(7, dtype=np.int64), zeros,
+        np.array([0, 1, 1, 2, 2, 2, 2]),
     )
+    tree.split_type[2] = CATEGORICAL
+    tree.category_bitset[2, 0] = 0b1010
+    return tree
 
 
-def naive_surrogates(x_primary, threshold, X_other, weight, categorical):
-    """[(association, feature, split)] of every feature with a positive association, best first. A numeric
-    split ``(threshold, left_is_le)``: every midpoint and both directions tried, at least two rows with both
-    values on each side; a categorical one ``(left codes, right codes)``: each code to its heavier side."""
+def is_code(value):
+    """Whether a raw value is a category code: an integer in [0, 256), the codes a bitset of 8 words holds."""
+    return 0 <= value < 256 and value == int(value)  # False for NaN
+
+
+def primary_sends(tree, node, values):
+    """``(present, goes_left)`` of raw ``values`` of the split feature of ``node``: at a numeric split a value
+    is present when not NaN and goes left when ``<= threshold``; at a categorical one when it is a code, and
+    goes left when the code's bit is set."""
+    if tree.split_type[node] == CATEGORICAL:
+        present = np.array([is_code(value) for value in values], dtype=bool)
+        return present, np.isin(values, list(codes_of(tree.category_bitset[node])))
+    return ~np.isnan(values), values <= tree.threshold[node]
+
+
+def naive_surrogates(present, primary_left, X_other, weight, categorical):
+    """[(association, feature, split)] of every feature with a positive association, best first, for a primary
+    split that sends the rows with ``present`` left where ``primary_left``. A numeric split ``(threshold,
+    left_is_le)``: every midpoint and both directions tried, at least two rows with both values on each side;
+    a categorical one ``(left codes, right codes)``: each code to its heavier side."""
     found = []
     for feature in range(X_other.shape[1]):
-        both = ~np.isnan(x_primary) & ~np.isnan(X_other[:, feature])
-        left, values, w = x_primary[both] <= threshold, X_other[both, feature].astype(np.float64), weight[both]
+        both = present & ~np.isnan(X_other[:, feature])
+        left, values, w = primary_left[both], X_other[both, feature].astype(np.float64), weight[both]
         w_left, w_right = w[left].sum(), w[~left].sum()
         if min(w_left, w_right) == 0:
             continue
@@ -64,27 +84,29 @@ def naive_surrogates(x_primary, threshold, X_other, weight, categorical):
 
 def test_surrogates_of_hand_made_nodes_match_a_naive_search():
     rng = np.random.default_rng(0)
-    n_samples, n_features = 80, 5
+    n_samples, n_features = 120, 6
     X = rng.normal(size=(n_samples, n_features)).astype(np.float32)
     X[:, 2] = X[:, 0] + 0.3 * rng.normal(size=n_samples)  # a good surrogate of the root
     X[:, 3] = rng.integers(0, 3, n_samples)  # ties
-    X[:, 4] = (X[:, 0] > 0.1) * 2 + rng.integers(0, 2, n_samples)  # categorical, codes 0, 1 left, 2, 3 right
+    # Categorical: codes 0, 1 at the root's left, 2, 3 at its right; the low bit mostly x1 > 0.
+    X[:, 4] = (X[:, 0] > 0.1) * 2 + np.where(rng.random(n_samples) < 0.8, X[:, 1] > 0, rng.integers(0, 2, n_samples))
+    X[:, 5] = (X[:, 1] > 0) + 2 * rng.integers(0, 2, n_samples)  # node 2's primary: codes 1, 3 (x1 > 0) left
     X[rng.random(X.shape) < 0.2] = np.nan
     weight = rng.uniform(0.5, 2.0, n_samples)
     sample_indices = np.flatnonzero(rng.random(n_samples) < 0.9)
     max_surrogates = 3
-    categorical = np.array([False, False, False, False, True])
+    categorical = np.array([False, False, False, False, True, True])
     tree = add_surrogates(hand_made_tree(n_features), X, weight, sample_indices, max_surrogates, categorical)
 
-    # The rows growth sent to each split node: node 1 gets the root's left rows and its missing ones stay right.
+    # The rows growth sent to each split node: the root's missing ones went right.
     x0 = X[sample_indices, 0]
-    at_node = {0: sample_indices, 1: sample_indices[x0 <= 0.1]}
+    at_node = {0: sample_indices, 1: sample_indices[x0 <= 0.1], 2: sample_indices[~(x0 <= 0.1)]}
     for node, rows in at_node.items():
         primary = tree.feature[node]
         others = [f for f in range(n_features) if f != primary]
-        expected = naive_surrogates(
-            X[rows, primary], tree.threshold[node], X[rows][:, others], weight[rows], categorical[others]
-        )[:max_surrogates]
+        present, goes_left = primary_sends(tree, node, X[rows, primary])
+        expected = naive_surrogates(present, goes_left, X[rows][:, others], weight[rows], categorical[others])
+        expected = expected[:max_surrogates]
         n_found = len(expected)
         assert n_found >= 1
         np.testing.assert_array_equal(tree.surrogate_feature[node, :n_found], [others[e[1]] for e in expected])
@@ -100,12 +122,13 @@ def test_surrogates_of_hand_made_nodes_match_a_naive_search():
                 assert tree.surrogate_left_is_le[node, k] == split[1]
         assert np.all(tree.surrogate_feature[node, n_found:] == -1)
         # Missing values go to the side with the most weight of the rows with a value.
-        present = ~np.isnan(X[rows, primary])
-        goes_left = X[rows, primary] <= tree.threshold[node]
-        weight_left, weight_right = weight[rows][goes_left].sum(), weight[rows][present & ~goes_left].sum()
+        weight_left, weight_right = weight[rows][present & goes_left].sum(), weight[rows][present & ~goes_left].sum()
         assert tree.missing_go_to_left[node] == (weight_left >= weight_right)
-    assert set(tree.surrogate_feature[0, :2]) == {2, 4}  # the good surrogates lead; both kinds are tested
-    assert np.all(tree.surrogate_feature[2:] == -1)  # leaves
+    # The good surrogates lead, both kinds of surrogate at both kinds of primary.
+    assert set(tree.surrogate_feature[0, :2]) == {2, 4}
+    assert set(tree.surrogate_feature[2, :2]) == {1, 4}
+    assert tree.missing_go_to_left[2]  # the majority's side, not the one growth chose
+    assert np.all(tree.surrogate_feature[3:] == -1)  # leaves
 
 
 def codes_of(bitset):
@@ -114,17 +137,15 @@ def codes_of(bitset):
 
 
 def naive_apply(tree, X):
-    """The node each row ends in: the primary split, else its surrogates in order, else ``missing_go_to_left``."""
+    """The node each row ends in: the primary split (numeric or categorical) where the row has a value, else its
+    surrogates in order, else ``missing_go_to_left``."""
     nodes = np.empty(X.shape[0], dtype=np.int64)
     for row, x in enumerate(X):
         node = 0
         while tree.children_left[node] != TREE_LEAF:
-            value = x[tree.feature[node]]
-            if tree.split_type[node] == CATEGORICAL:  # no surrogates: its bitset, missing values its direction
-                left = tree.missing_go_to_left[node] if np.isnan(value) else value in codes_of(tree.category_bitset[node])
-            else:
-                left = tree.missing_go_to_left[node] if np.isnan(value) else value <= tree.threshold[node]
-            if np.isnan(value) and tree.split_type[node] == NUMERIC:
+            (present,), (left,) = primary_sends(tree, node, x[tree.feature[node], None])
+            if not present:
+                left = tree.missing_go_to_left[node]
                 for k, feature in enumerate(tree.surrogate_feature[node]):
                     if feature < 0 or np.isnan(x[feature]):
                         continue
@@ -166,6 +187,7 @@ def test_predictions_with_missing_values_match_a_naive_router(estimator_class):
     tree = estimator.tree_
     assert np.any(tree.surrogate_feature[:, 1] >= 0)  # not vacuous: second surrogates are used
     assert np.any(tree.surrogate_split_type[tree.surrogate_feature >= 0] == CATEGORICAL)
+    assert np.any(tree.surrogate_feature[tree.split_type == CATEGORICAL, 0] >= 0)  # at categorical primaries too
     # The kernel on raw codes; the estimator makes a category not seen at fit a missing value first.
     np.testing.assert_array_equal(tree.apply(X_test, get_backend("cpu")), naive_apply(tree, X_test))
     X_seen = X_test.copy()
@@ -183,7 +205,9 @@ def test_cuda_kernel_routes_as_the_cpu_kernel():
     X, y = missing_data(3, 200, 0.3)
     tree = DecisionTreeClassifier(max_depth=4, use_surrogates=True, categorical_features=[3], device="cpu")
     tree = tree.fit(X, y).tree_
+    assert np.any(tree.surrogate_feature[tree.split_type == CATEGORICAL, 0] >= 0)
     X_test, _ = missing_data(4, 64, 0.4)
+    X_test[:6, 3] = [2.5, -1, 300, 9, 2.5, -1]  # no category code (missing at a categorical split), a code not seen
     np.testing.assert_array_equal(tree.apply(X_test, get_backend("cuda")), tree.apply(X_test, get_backend("cpu")))
 
 

@@ -91,7 +91,7 @@ def predict_leaves_with_surrogates(
     X, split_value, node_info, category_bitset, surrogate_feature, surrogate_split_type, surrogate_threshold,
     surrogate_left_is_le, surrogate_left_codes, surrogate_right_codes, out,
 ):
-    """Leaf reached by every row in one tree whose numeric splits have surrogate splits
+    """Leaf reached by every row in one tree whose numeric and categorical splits have surrogate splits
     (``common.route_to_leaf_with_surrogates``).
 
     Parameters
