@@ -93,6 +93,31 @@ def test_gpu_id3_trees_equal_cpu_id3_trees():
     np.testing.assert_array_equal(gpu.predict(X), cpu.predict(X))
 
 
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_gpu_categorical_splits_equal_cpu_ones(n_classes):
+    """Binary subset splits on categorical features (sorted scans, every subset of few categories of 3
+    classes, up to 60 categories) in a forest and in boosting: the same bitsets and predictions."""
+    rng = np.random.default_rng(2)
+    n_samples = 100_000
+    codes = np.stack([rng.integers(0, k, n_samples) for k in (4, 6, 60)], axis=1).astype(np.float32)
+    X = np.column_stack([codes, rng.normal(size=(n_samples, 2)).astype(np.float32)])
+    X[rng.random(X.shape) < 0.03] = np.nan
+    signals = (np.isin(X[:, 2], np.arange(0, 60, 3)), X[:, 1] % 3 == 1, np.nan_to_num(X[:, 3]) > 0)
+    y = np.sum(signals, axis=0) % n_classes
+    for Estimator, params in (
+        (RandomForestClassifier, dict(n_estimators=8, max_depth=10, random_state=0)),
+        (GradientBoostingClassifier, dict(n_estimators=10, max_depth=6, early_stopping=False, random_state=0)),
+    ):
+        gpu, cpu = (
+            Estimator(categorical_features=[0, 1, 2], device=device, **params).fit(X, y) for device in ("cuda", "cpu")
+        )
+        assert gpu.device_ == "cuda" and any((tree.split_type == 1).any() for tree in cpu.trees_)
+        for gpu_tree, cpu_tree in zip(gpu.trees_, cpu.trees_, strict=True):
+            for name in TREE_ARRAYS + ("split_type", "category_bitset"):
+                np.testing.assert_array_equal(getattr(gpu_tree, name), getattr(cpu_tree, name), err_msg=name)
+        np.testing.assert_array_equal(gpu.predict_proba(X), cpu.predict_proba(X))
+
+
 def test_gpu_c45_trees_equal_cpu_c45_trees():
     # Cases missing a split's value copied into every branch (fractional weights) at multiway and threshold splits.
     rng = np.random.default_rng(1)
