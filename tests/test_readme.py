@@ -1,12 +1,17 @@
-"""Every ```python block of README.md runs as written, as a new user would paste it."""
+"""Every ```python block of README.md runs as written, as a new user would paste it; so do its
+``gpuforest`` commands, on a CSV file of the name they use."""
 
 import importlib.util
 import re
+import shlex
 from pathlib import Path
 
 import numba
+import numpy as np
 import pytest
+from sklearn.datasets import make_classification
 
+from gpuforest import cli, load_model
 from gpuforest.backend import cuda_available
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -66,3 +71,27 @@ def test_readme_example_runs(code, capsys):
             raise
         pytest.skip(f"the example needs {missing}, an optional extra that is not installed")
     assert documented_output(code) in capsys.readouterr().out
+
+
+def command_lines(text):
+    """The lines of the ```sh blocks of a markdown text that run ``gpuforest``."""
+    blocks = re.findall(r"^```sh\n(.*?)^```$", text, flags=re.DOTALL | re.MULTILINE)
+    return [line for block in blocks for line in block.splitlines() if line.startswith("gpuforest ")]
+
+
+def test_readme_commands_train_save_load_and_predict(tmp_path, monkeypatch, capsys):
+    """A new user's first session on the command line: train from a CSV and save the model, predict and
+    evaluate with the saved model, as the README shows; the predictions are the loaded model's."""
+    lines = command_lines(README.read_text())
+    assert [shlex.split(line)[1] for line in lines] == ["train", "predict", "evaluate"]
+    X, y = make_classification(n_samples=300, n_features=5, random_state=0)
+    header = ",".join([f"x{j}" for j in range(5)] + ["label"])
+    np.savetxt(tmp_path / "data.csv", np.column_stack([X, y]), delimiter=",", header=header, comments="")
+    monkeypatch.chdir(tmp_path)
+    for line in lines:
+        assert cli.main(shlex.split(line)[1:]) == 0, line
+    assert "accuracy" in capsys.readouterr().out
+    model = load_model(tmp_path / "forest.gpuforest")
+    predictions = np.loadtxt(tmp_path / "predictions.csv", delimiter=",", skiprows=1)
+    np.testing.assert_array_equal(predictions, model.predict(X.astype(np.float32)))
+    assert model.n_estimators == 50
