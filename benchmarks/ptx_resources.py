@@ -1,7 +1,7 @@
 """PTX resources of every CUDA kernel: registers, spills and shared memory, and H100 occupancy.
 
 Needs no GPU. Every module of ``gpuforest.kernels.cuda`` that offers ``ptx_specializations()``
-(a list of ``(name, python_function, argument_types[, block_size])``) has each specialisation
+(a list of ``(name, python_function, argument_types[, block_size[, max_registers]])``) has each specialisation
 compiled with numba-cuda (``compile_ptx``'s steps, lowered once) for compute capability 8.0 and 9.0; the PTX is
 assembled with ``ptxas -v`` (from the ``nvidia-cuda-nvcc`` wheel that numba-cuda[cu12] brings,
 else the one on ``PATH``), whose report gives registers, spill stores/loads, stack frame and
@@ -245,9 +245,12 @@ def ptxas_version(ptxas):
     return (releases or lines or ["unknown"])[-1]
 
 
-def run_ptxas(ptxas, ptx_path, arch):
-    """``ptxas -v`` of one PTX file for ``sm_<arch>``; its report as text."""
+def run_ptxas(ptxas, ptx_path, arch, max_registers=None):
+    """``ptxas -v`` of one PTX file for ``sm_<arch>`` (``--maxrregcount`` when the kernel is launched with
+    ``max_registers``, as numba-cuda then links it); its report as text."""
     command = [ptxas, "-v", f"-arch=sm_{arch[0]}{arch[1]}", str(ptx_path), "-o", os.devnull]
+    if max_registers is not None:
+        command.append(f"--maxrregcount={max_registers}")
     result = subprocess.run(command, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         hint = ""
@@ -356,17 +359,18 @@ def discover(package_name, only=None):
 
 
 def _normalise(module, spec):
-    if not isinstance(spec, (tuple, list)) or len(spec) not in (3, 4):
-        raise TypeError(f"{module}: a specialisation must be (name, function, argument_types[, block_size]), "
-                        f"got {spec!r}")
+    if not isinstance(spec, (tuple, list)) or len(spec) not in (3, 4, 5):
+        raise TypeError(f"{module}: a specialisation must be (name, function, argument_types[, block_size"
+                        f"[, max_registers]]), got {spec!r}")
     name, function, argument_types = spec[:3]
-    block_size = spec[3] if len(spec) == 4 else DEFAULT_BLOCK_SIZE
+    block_size = spec[3] if len(spec) >= 4 else DEFAULT_BLOCK_SIZE
+    max_registers = spec[4] if len(spec) == 5 else None
     if not isinstance(block_size, int) or isinstance(block_size, bool) or block_size < 1:
         raise TypeError(f"{module}.{name}: block size must be a positive int, got {block_size!r}")
     # A cuda.jit dispatcher given in place of the plain function: compile its Python function.
     function = getattr(function, "py_func", function)
     return {"name": str(name), "function": function, "argument_types": tuple(argument_types),
-            "block_size": block_size}
+            "block_size": block_size, "max_registers": max_registers}
 
 
 def _safe(text):
@@ -411,7 +415,7 @@ def measure(modules, ptxas, ptx_dir, archs=ARCHS, log=print):
                     path = Path(ptx_dir) / f"{_safe(module)}.{index:02d}.{_safe(spec['name'])}.{arch_name}.ptx"
                     path.write_text(ptx)
                     try:
-                        resources = kernel_resources(run_ptxas(ptxas, path, arch))
+                        resources = kernel_resources(run_ptxas(ptxas, path, arch, spec["max_registers"]))
                     except Exception as error:  # noqa: BLE001
                         errors.append({**where, "error": f"ptxas: {error}", "signature": signature})
                         log(f"ERROR {module}.{spec['name']} [{arch_name}] ptxas failed, see the report")

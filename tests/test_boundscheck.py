@@ -10,6 +10,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 SCRIPT = textwrap.dedent(
     """
     import numpy as np
@@ -93,6 +95,7 @@ SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.kernel_build
 def test_kernels_pass_numba_boundscheck(tmp_path):
     env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(tmp_path / "numba_cache"))
     completed = subprocess.run(

@@ -183,6 +183,7 @@ def test_every_stage_has_cuda_kernels():
     assert not missing, f"kernels/cuda modules without ptx_specializations(): {missing}"
 
 
+@pytest.mark.kernel_build
 def test_kernels_compile_without_spills_at_half_occupancy(report):
     assert report["returncode"] == 0, report["output"]
     data = report["json"]

@@ -35,7 +35,7 @@ else:
     _nvvm.compile_ir = _compile_ir_without_contraction
 
 
-def jit_kernel(kernel):
+def jit_kernel(kernel, max_registers=None):
     """``cuda.jit(kernel)`` linked from PTX, without link-time optimisation, launched
     through ``launch.CachedKernel`` on a GPU (``launch.SimulatedKernel`` under the simulator).
 
@@ -43,13 +43,15 @@ def jit_kernel(kernel):
     ``a * b + c`` into one FMA whatever NVVM was told (seen on an H200: gini
     impurities one ulp off the CPU's), so kernels go the PTX way, where
     ``-fma=0`` holds. The simulator and numba-cuda releases before LTO take no
-    ``lto`` option.
+    ``lto`` option. ``max_registers``: ptxas's register cap for the kernel (its
+    ``ptx_specializations`` entry names the same, so that the PTX check applies it).
     """
     from .launch import CachedKernel, SimulatedKernel
 
     if config.ENABLE_CUDASIM:
         return SimulatedKernel(cuda.jit(kernel))
 
+    options = {} if max_registers is None else {"max_registers": max_registers}
     if "lto" in inspect.signature(cuda.jit).parameters:
-        return CachedKernel(cuda.jit(kernel, lto=False))
-    return CachedKernel(cuda.jit(kernel))
+        return CachedKernel(cuda.jit(kernel, lto=False, **options))
+    return CachedKernel(cuda.jit(kernel, **options))

@@ -73,26 +73,37 @@ def multiway_gains(
     )
 
 
-def _c45_split_gains_kernel(
-    hist, hist_rows, totals, feature_mask, is_categorical, n_bins_non_missing, missing_bin, inv_scales, min_objects,
-    work, out_gain, out_gain_ratio, out_bin,
-):
-    n_features = feature_mask.shape[1]
-    for task in range(cuda.grid(1), feature_mask.shape[0] * n_features, cuda.gridsize(1)):
-        node = task // n_features
-        feature_idx = task % n_features
-        gain, gain_ratio, bin_idx = -np.inf, 0.0, NO_SPLIT
-        if feature_mask[node, feature_idx]:
-            gain, gain_ratio, bin_idx = c45_split_gain(
-                totals[node], hist[hist_rows[node], feature_idx], is_categorical[feature_idx],
-                n_bins_non_missing[feature_idx], missing_bin, inv_scales, min_objects, work[task],
-            )
-        out_gain[node, feature_idx] = gain
-        out_gain_ratio[node, feature_idx] = gain_ratio
-        out_bin[node, feature_idx] = bin_idx
+# At most 64 registers a thread: 4 blocks of 256 threads an SM (50% occupancy); ptxas fits the numeric
+# scan in them without spills (benchmarks/ptx_resources.py).
+C45_MAX_REGISTERS = 64
 
 
-_c45_split_gains = jit_kernel(_c45_split_gains_kernel)
+@functools.lru_cache(maxsize=None)
+def _c45_split_gains_kernel(categorical):
+    """``(python_function, kernel)`` of C4.5's split of the categorical (``categorical``) or of the numeric
+    features: two specialisations, each with one of ``common.c45_split_gain``'s paths (fewer registers)."""
+
+    def c45_split_gains_kernel(
+        hist, hist_rows, totals, feature_mask, is_categorical, n_bins_non_missing, missing_bin, inv_scales,
+        min_objects, work, out_gain, out_gain_ratio, out_bin,
+    ):
+        n_features = feature_mask.shape[1]
+        for task in range(cuda.grid(1), feature_mask.shape[0] * n_features, cuda.gridsize(1)):
+            node = task // n_features
+            feature_idx = task % n_features
+            if is_categorical[feature_idx] != categorical:
+                continue
+            gain, gain_ratio, bin_idx = -np.inf, 0.0, NO_SPLIT
+            if feature_mask[node, feature_idx]:
+                gain, gain_ratio, bin_idx = c45_split_gain(
+                    totals[node], hist[hist_rows[node], feature_idx], categorical, n_bins_non_missing[feature_idx],
+                    missing_bin, inv_scales, min_objects, work[task],
+                )
+            out_gain[node, feature_idx] = gain
+            out_gain_ratio[node, feature_idx] = gain_ratio
+            out_bin[node, feature_idx] = bin_idx
+
+    return c45_split_gains_kernel, jit_kernel(c45_split_gains_kernel, max_registers=C45_MAX_REGISTERS)
 
 
 def c45_split_gains(
@@ -101,16 +112,18 @@ def c45_split_gains(
 ):
     """C4.5's split of every node on every feature (see ``kernels.cpu.multiway``).
 
-    Launch: one thread per (node, feature), blocks of up to 256 threads.
+    Launch: one thread per (node, feature), blocks of up to 256 threads; the categorical and the
+    numeric features in a launch each.
     """
     n_tasks = feature_mask.shape[0] * feature_mask.shape[1]
     if n_tasks == 0:
         return
     blocks, threads = elementwise_config(n_tasks)
-    _c45_split_gains[blocks, threads](
-        hist, hist_rows, totals, feature_mask, is_categorical, n_bins_non_missing, missing_bin, inv_scales,
-        min_objects, work, out_gain, out_gain_ratio, out_bin,
-    )
+    for categorical in (True, False):
+        _c45_split_gains_kernel(categorical)[1][blocks, threads](
+            hist, hist_rows, totals, feature_mask, is_categorical, n_bins_non_missing, missing_bin, inv_scales,
+            min_objects, work, out_gain, out_gain_ratio, out_bin,
+        )
 
 
 @functools.lru_cache(maxsize=None)
@@ -259,7 +272,9 @@ def ptx_specializations():
     )
     specs = [
         ("multiway_gains", _multiway_gains_kernel, gains, BLOCK_SIZE),
-        ("c45_split_gains", _c45_split_gains_kernel, c45_gains, BLOCK_SIZE),
+    ] + [
+        (f"c45_split_gains_{kind}", _c45_split_gains_kernel(categorical)[0], c45_gains, BLOCK_SIZE, C45_MAX_REGISTERS)
+        for kind, categorical in (("categorical", True), ("numeric", False))
     ]
     for threads in BLOCK_SIZES:
         (count_function, _), (scatter_function, _) = _tile_kernels(threads)
