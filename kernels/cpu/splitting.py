@@ -392,13 +392,13 @@ def find_best_splits_from_histograms(
                 position = category_position(categorical_features, feature_idx)
                 if position >= 0:
                     best_gain, best_bin, best_missing_left = _best_category_split(
-                        hist[hist_rows[node], feature_idx], totals[node], 0, n_bins_non_missing[feature_idx],
+                        hist[hist_rows[node], feature_idx], totals[node], np.int64(0), np.int64(n_bins_non_missing[feature_idx]),
                         missing_bin, draw, criterion, inv_scales, regularization, min_samples_leaf,
                         min_weight_leaf[node], scratch[0], scratch[1], categories, keys, category_bits[node, position],
                     )
                 else:
                     best_gain, best_bin, best_missing_left = _best_threshold(
-                        hist[hist_rows[node], feature_idx], totals[node], 0, n_bins_non_missing[feature_idx],
+                        hist[hist_rows[node], feature_idx], totals[node], np.int64(0), np.int64(n_bins_non_missing[feature_idx]),
                         missing_bin, draw, criterion, inv_scales, regularization, min_samples_leaf,
                         min_weight_leaf[node], *scratch,
                     )
@@ -416,12 +416,12 @@ def find_best_splits_from_histograms(
         feature_hist = hist[hist_rows[node], best_feature]
         if position >= 0:
             out_missing_left[node] = finish_category_split(
-                feature_hist, category_bits[node, position], n_bins_non_missing[best_feature], missing_bin,
+                feature_hist, category_bits[node, position], np.int64(n_bins_non_missing[best_feature]), missing_bin,
                 missing_left[node, best_feature], totals[node], out_left_totals[node], out_category_bitset[node],
             )
         else:
             out_missing_left[node], out_next_bin[node] = finish_split_from_histogram(
-                feature_hist, out_bin[node], n_bins_non_missing[best_feature], missing_bin,
+                feature_hist, out_bin[node], np.int64(n_bins_non_missing[best_feature]), missing_bin,
                 missing_left[node, best_feature], totals[node], out_left_totals[node],
             )
 
