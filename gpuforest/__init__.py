@@ -3,6 +3,7 @@
 from . import datasets, information
 from .adaboost import AdaBoostClassifier, AdaBoostRegressor
 from .bagging import BaggingClassifier, BaggingRegressor
+from .compilation import install_first_compile_notice
 from .boosting import GradientBoostingClassifier, GradientBoostingRegressor
 from .decision_tree import DecisionTreeClassifier, DecisionTreeRegressor
 from .devices import show_devices
@@ -24,3 +25,5 @@ __all__ = [
     "Checkpoint", "StopTraining", "TrainingCallback",
 ]
 __version__ = "0.1.0"
+
+install_first_compile_notice()

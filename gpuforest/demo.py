@@ -6,6 +6,7 @@ Run as ``python -m gpuforest.demo``. Every family is first fitted once on tiny
 data, so numba's one-off compilation (or cache load) is reported apart.
 """
 
+import os
 import time
 
 import numpy as np
@@ -24,6 +25,7 @@ from . import (
     RandomForestRegressor,
 )
 from .backend import get_backend
+from .compilation import run_warm_up
 
 
 def _timed(estimator, X_train, y_train, X_test, y_test):
@@ -73,13 +75,22 @@ def _models(task, forest_params):
         )
 
 
-def _warm_up():
-    """Fit every family of the table once on tiny data: numba compiles (or loads) the kernels they use."""
+def _warm_up_fit(task, model):
+    """Fit the demo's ``model`` of ``task`` (ensembles of two members) on tiny data: numba compiles (or loads)
+    the kernels it uses."""
     X, y = load_digits(return_X_y=True)
     X, y = X[:300], y[:300]
-    for task, target in (("classification", y), ("regression", y.astype(float))):
-        for _, ours, _ in _models(task, {"n_estimators": 2}):
-            ours.fit(X, target)
+    if task == "regression":
+        y = y.astype(float)
+    ours = next(ours for name, ours, _ in _models(task, {"n_estimators": 2}) if name == model)
+    ours.fit(X, y)
+
+
+def _warm_up():
+    """Fit every family of the table once on tiny data, in parallel processes (``compilation.run_warm_up``)."""
+    fits = [(task, model) for task in ("classification", "regression") for model, _, _ in _models(task, {})]
+    for _ in run_warm_up(_warm_up_fit, fits, os.cpu_count() or 1):
+        pass
 
 
 def main():

@@ -1,6 +1,8 @@
 """The command line, in process (``cli.main``) on tiny data files, against the library's own API and
 scikit-learn's metrics."""
 
+import itertools
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -111,6 +113,7 @@ def test_npy_target_index(tmp_path):
                                                "f0, f1, f2, label."),
     (["train", "DATA.txt", "--target", "label"], "a data file ends in .csv, .parquet, .pq, .npy, not .txt"),
     (["export", "MODEL", "--format", "svg"], "invalid choice: 'svg'"),
+    (["warmup", "--jobs", "0"], "--jobs 0: give a number of processes of at least 1."),
     (["predict"], "the following arguments are required: model, data"),
     ([], "the following arguments are required: COMMAND"),
 ])
@@ -155,6 +158,12 @@ def test_export(tmp_path, capsys):
         cli.main(["export", model_path, "--format", "treelite", "-o", str(tmp_path / "tree.tl")])
     assert exit_info.value.code == 2
     assert "DecisionTreeClassifier has no Treelite export" in capsys.readouterr().err
+
+
+def test_warmup_fits_start_with_the_tree_and_cover_every_model_task_and_kind():
+    fits = cli.warmup_fits()
+    assert fits[0] == ("tree", "classification", False)
+    assert sorted(fits) == sorted(itertools.product(cli.MODELS, cli.TASKS, (False, True)))
 
 
 def test_warmup_data_takes_missing_values_and_categories():
