@@ -151,3 +151,13 @@ def test_every_guide_has_an_example():
 def test_guide_example_runs(guide, line, code, capsys):
     exec(compile(code, str(guide), "exec"), {"__name__": "__guide__"})
     assert capsys.readouterr().out
+
+
+def test_readme_links_every_document_and_the_links_resolve():
+    root = DOCS.parent
+    readme = (root / "README.md").read_text()
+    for document in [*DOCS.glob("*.md"), root / "CHANGELOG.md", root / "docker" / "README.md"]:
+        assert f"]({document.relative_to(root).as_posix()})" in readme, f"README links no {document.name}"
+    for page in [root / "README.md", root / "CHANGELOG.md", *GUIDES]:
+        for target in re.findall(r"\]\(([^)#:]+)\)", page.read_text()):
+            assert (page.parent / target).exists(), f"{page.name} links {target}, which does not exist"
