@@ -372,8 +372,9 @@ def warmup_data():
 
 def warmup_fits():
     """``(model, task, categorical)`` of every warm-up fit, the decision tree's first: it compiles the kernels
-    that every other fit shares."""
-    return [(model, task, categorical) for model in MODELS for task in TASKS for categorical in (False, True)]
+    that every other fit shares. The numeric fits of every model come before the categorical ones, so that
+    processes working at once compile different families rather than one family twice."""
+    return [(model, task, categorical) for categorical in (False, True) for model in MODELS for task in TASKS]
 
 
 def warmup_fit(model, task, categorical, device):
