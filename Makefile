@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test check-kernels install bench clean plain-install-check
+.PHONY: demo test check-kernels check-quality install bench clean plain-install-check
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,12 +23,17 @@ demo: install
 	$(BIN)/python -m gpuforest.demo
 
 test: install
-	$(BIN)/python -m pytest -q -n auto --durations=20 -m "not kernel_build" tests
+	$(BIN)/python -m pytest -q -n auto --durations=20 -m "not kernel_build and not quality" tests
 
 # The kernel build checks (CI runs them after the tests): every CUDA kernel's PTX resources (no spills,
 # 50% occupancy) and every CPU kernel under numba's bounds checking, each compiling every kernel afresh.
 check-kernels: install
 	$(BIN)/python -m pytest -q -n auto -m kernel_build tests/test_ptx.py tests/test_boundscheck.py
+
+# The slower checks (CI runs them after the tests, whose kernel caches they reuse): accuracy next to the peers,
+# and fits in fresh processes.
+check-quality: install
+	$(BIN)/python -m pytest -q -n auto --durations=10 -m quality tests
 
 bench: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/bench_tree.py

@@ -55,6 +55,7 @@ def test_members_with_surrogates_fit_themselves():
         assert np.any(member.tree_.surrogate_feature >= 0)
 
 
+@pytest.mark.quality
 def test_tree_bagging_accuracy_is_scikit_learns():
     X, y = load_breast_cancer(return_X_y=True)
     X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=0)

@@ -91,6 +91,7 @@ def test_binary_log_loss_curve_matches_lightgbm():
     np.testing.assert_allclose(ours[1:6], theirs.evals_result_["training"]["binary_logloss"][:5], rtol=1e-6)
 
 
+@pytest.mark.quality
 def test_test_scores_match_hist_gradient_boosting():
     X_train, X_test, y_train, y_test = train_test_split(
         *make_classification(n_samples=3000, n_features=10, random_state=0), random_state=0

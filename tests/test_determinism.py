@@ -2,7 +2,10 @@
 decision_path, apply, get_depth, get_n_leaves, feature_importances_) against
 hand-computed trees and scikit-learn."""
 
+import os
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -309,3 +312,38 @@ def test_same_tree_and_importances_as_sklearn_without_ties(Estimator, SkEstimato
     np.testing.assert_array_equal(model.tree_.n_node_samples[ours], reference.tree_.n_node_samples[theirs])
     np.testing.assert_allclose(model.tree_.value[ours], reference.tree_.value[theirs], rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(model.tree_.impurity[ours], reference.tree_.impurity[theirs], rtol=1e-9, atol=1e-12)
+
+
+# A fit in a fresh process: a digest of every tree's nodes and of the predictions, printed.
+THREADS_FIT = """
+import hashlib, sys
+from sklearn.datasets import make_classification
+import gpuforest
+n_jobs = None if sys.argv[1] == "None" else int(sys.argv[1])
+X, y = make_classification(n_samples=3000, n_features=12, n_informative=6, n_classes=3, random_state=0)
+digest = hashlib.sha256()
+for model in (gpuforest.RandomForestClassifier(n_estimators=6, max_features=0.5, random_state=0, n_jobs=n_jobs),
+              gpuforest.ExtraTreesClassifier(n_estimators=4, random_state=0, n_jobs=n_jobs),
+              gpuforest.GradientBoostingClassifier(n_estimators=5, max_depth=4, random_state=0, device="cpu")):
+    model.fit(X, y)
+    digest.update(gpuforest.trees_to_dataframe(model).to_csv().encode())
+    digest.update(model.predict_proba(X).tobytes())
+print(digest.hexdigest())
+"""
+
+
+def _fit_digest(numba_threads, n_jobs):
+    environment = {**os.environ, "NUMBA_NUM_THREADS": str(numba_threads)}
+    completed = subprocess.run([sys.executable, "-c", THREADS_FIT, str(n_jobs)], env=environment,
+                               capture_output=True, text=True, timeout=900)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    return completed.stdout.strip()
+
+
+@pytest.mark.quality
+def test_same_models_whatever_the_thread_count_and_n_jobs():
+    """1, 2 and 4 numba threads, and n_jobs 1, 2 and -1 within 4 threads: the same trees and predictions,
+    each fitted in a fresh process (numba's thread count is fixed per process)."""
+    digests = {(threads, "None"): _fit_digest(threads, None) for threads in (1, 2, 4)}
+    digests.update({(4, n_jobs): _fit_digest(4, n_jobs) for n_jobs in (1, 2, -1)})
+    assert len(set(digests.values())) == 1, digests

@@ -304,6 +304,7 @@ def _agreement_cases():
 AGREEMENT_CASES = {name: (X, y) for name, X, y in _agreement_cases()}
 
 
+@pytest.mark.quality
 @pytest.mark.parametrize("kind", ["RandomForest", "ExtraTrees"])
 @pytest.mark.parametrize("name", list(AGREEMENT_CASES))
 def test_scores_match_scikit_learns_forests(name, kind):

@@ -238,6 +238,7 @@ def test_classifier_test_predictions_agree_with_sklearn(name, criterion, record_
         assert result["agreement"] >= result["sklearn_self_agreement_min"] - SLACK, result
 
 
+@pytest.mark.quality
 @pytest.mark.parametrize("name, criterion", CLASSIFICATION_CASES)
 def test_classifier_test_accuracy_in_sklearn_range(name, criterion):
     result = classification_comparison(name, criterion)
