@@ -35,6 +35,7 @@ from .fitting import BinnedTraining, fit_bin_mapper
 from .grower import GrowthParams, feature_count, tree_feature_subsets
 from .kernels.common import PURPOSE_SUBSAMPLE
 from .model_io import ModelFileMixin
+from .partial_dependence import RecursionPartialDependenceMixin
 from .progress import StopTraining, eval_pair, log_line, progress_bar
 from .losses import (
     AbsoluteError, BinomialLoss, CustomObjective, ExponentialLoss, GammaLoss, HuberLoss, MultinomialLoss, PoissonLoss,
@@ -99,7 +100,9 @@ class _RawScores:
         return self._estimator._decision_from_raw(self._raw)
 
 
-class BaseGradientBoosting(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, BaseEstimator):
+class BaseGradientBoosting(
+    AllowNaNMixin, ModelFileMixin, PackedTreesMixin, RecursionPartialDependenceMixin, BaseEstimator
+):
     """Parameters, the boosting loop, early stopping and raw-score prediction shared by both estimators."""
 
     _parameter_constraints = {
@@ -277,6 +280,7 @@ class BaseGradientBoosting(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, Base
         )
         self.trees_ = []
         self.train_score_, self.validation_score_ = [], []
+        self._fitted_with_sample_weight = bool(np.ptp(sample_weight) > 0)
 
     def _tree_growth(self, backend, first_tree, n_trees):
         """Growth rules of trees ``first_tree`` to ``first_tree + n_trees - 1``: their column subsets
@@ -397,6 +401,18 @@ class BaseGradientBoosting(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, Base
         from .export_treelite import to_treelite  # it imports this module
 
         return to_treelite(self)
+
+    def _partial_dependence_members(self):
+        """Every tree adds to its class's raw score, nodes weighted by their row counts (their weights are
+        hessian sums), as scikit-learn's histogram boosting (``RecursionPartialDependenceMixin``)."""
+        if getattr(self, "_fitted_with_sample_weight", False):
+            raise ValueError(
+                "method='recursion' weighs nodes by their training rows, which differ from the weights of a "
+                "model fitted with sample_weight: use method='brute'."
+            )
+        n_per_round = self.baseline_.shape[0]
+        members = [(tree, tree.n_node_samples, 1.0, index % n_per_round) for index, tree in enumerate(self.trees_)]
+        return members, n_per_round
 
     @property
     def feature_importances_(self):

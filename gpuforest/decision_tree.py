@@ -33,6 +33,7 @@ from .fitting import BinnedTraining, fit_bin_mapper
 from .grower import GrowthParams, TreeGrower
 from .model_io import ModelFileMixin
 from .multiway import MultiwayTreeGrower
+from .partial_dependence import RecursionPartialDependenceMixin
 from .pruning import (
     CLASSIFIER_PRUNING_CONSTRAINTS,
     REGRESSOR_PRUNING_CONSTRAINTS,
@@ -170,7 +171,7 @@ class AllowNaNMixin:
         return tags
 
 
-class BaseDecisionTree(AllowNaNMixin, ModelFileMixin, BaseEstimator):
+class BaseDecisionTree(AllowNaNMixin, ModelFileMixin, RecursionPartialDependenceMixin, BaseEstimator):
     """Validation, parameters and fitting shared by both tree estimators."""
 
     _parameter_constraints = {
@@ -269,6 +270,10 @@ class BaseDecisionTree(AllowNaNMixin, ModelFileMixin, BaseEstimator):
         """Normalised total impurity decrease per feature (Gini importance)."""
         check_is_fitted(self, "tree_")
         return self.tree_.compute_feature_importances()
+
+    def _partial_dependence_members(self):
+        """The tree, its nodes weighted by their weighted sample counts (``RecursionPartialDependenceMixin``)."""
+        return [(self.tree_, self.tree_.weighted_n_node_samples, 1.0, 0)], self.tree_.value.shape[2]
 
     def _leaf_values(self, X):
         """Each row's leaf value; for a tree that shares missing values among branches (C4.5's), the weighted

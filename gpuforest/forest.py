@@ -41,6 +41,7 @@ from .decision_tree import (
 )
 from .fitting import BinnedTraining, fit_bin_mapper
 from .model_io import ModelFileMixin
+from .partial_dependence import RecursionPartialDependenceMixin
 from .progress import progress_bar
 from .pruning import (
     CLASSIFIER_PRUNING_CONSTRAINTS,
@@ -67,7 +68,7 @@ BYTES_PER_TREE_ROW = 13
 PREDICT_BLOCK_BYTES = 64 * 1024 * 1024
 
 
-class BaseForest(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, BaseEstimator):
+class BaseForest(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, RecursionPartialDependenceMixin, BaseEstimator):
     """Parameters, batched fitting, prediction and out-of-bag estimates of every forest."""
 
     _parameter_constraints = {
@@ -394,6 +395,17 @@ class BaseForest(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, BaseEstimator)
 
     def __iter__(self):
         return iter(self.estimators_)
+
+    def _partial_dependence_members(self):
+        """The mean of the trees, nodes weighted by their weighted (bootstrap) sample counts, as scikit-learn's
+        forests (``RecursionPartialDependenceMixin``); a classifier's with ``voting="soft"`` only."""
+        if getattr(self, "voting", "soft") != "soft":
+            raise ValueError(
+                f"method='recursion' averages class probabilities, which is voting='soft'; this forest has "
+                f"voting={self.voting!r}: use method='brute'."
+            )
+        members = [(tree, tree.weighted_n_node_samples, 1.0 / len(self.trees_), 0) for tree in self.trees_]
+        return members, self.trees_[0].value.shape[2]
 
     def apply(self, X):
         """Leaf of every row in every tree: shape (n_samples, n_estimators), int64."""
