@@ -35,6 +35,7 @@ from .fitting import BinnedTraining, fit_bin_mapper
 from .grower import GrowthParams, feature_count, tree_feature_subsets
 from .kernels.common import PURPOSE_SUBSAMPLE
 from .model_io import ModelFileMixin
+from .importance import IMPORTANCE_TYPE_CONSTRAINT, ImportanceTypeMixin
 from .partial_dependence import RecursionPartialDependenceMixin
 from .progress import StopTraining, eval_pair, log_line, progress_bar
 from .losses import (
@@ -53,7 +54,7 @@ _SHARED_PARAMETERS = dict(
     subsample=1.0, colsample_bytree=1.0, colsample_bynode=1.0, max_bins=256, init=None, warm_start=False,
     early_stopping="auto", scoring="loss", validation_fraction=0.1,
     n_iter_no_change=10, tol=1e-7, random_state=None, device="auto", categorical_features=None, verbose=0,
-    callbacks=None,
+    callbacks=None, importance_type="gain",
 )
 
 
@@ -101,7 +102,7 @@ class _RawScores:
 
 
 class BaseGradientBoosting(
-    AllowNaNMixin, ModelFileMixin, PackedTreesMixin, RecursionPartialDependenceMixin, BaseEstimator
+    AllowNaNMixin, ModelFileMixin, PackedTreesMixin, RecursionPartialDependenceMixin, ImportanceTypeMixin, BaseEstimator
 ):
     """Parameters, the boosting loop, early stopping and raw-score prediction shared by both estimators."""
 
@@ -132,6 +133,7 @@ class BaseGradientBoosting(
         "categorical_features": CATEGORICAL_FEATURES_CONSTRAINT,
         "verbose": ["verbose"],
         "callbacks": [list, None],
+        "importance_type": IMPORTANCE_TYPE_CONSTRAINT,
     }
 
     def _fit(self, X, y, sample_weight, eval_set):
@@ -402,6 +404,9 @@ class BaseGradientBoosting(
 
         return to_treelite(self)
 
+    def _importance_trees(self):
+        return self.trees_
+
     def _partial_dependence_members(self):
         """Every tree adds to its class's raw score, nodes weighted by their row counts (their weights are
         hessian sums), as scikit-learn's histogram boosting (``RecursionPartialDependenceMixin``)."""
@@ -416,8 +421,11 @@ class BaseGradientBoosting(
 
     @property
     def feature_importances_(self):
-        """Total split gain per feature over all trees, normalised to sum to 1 (LightGBM's "gain")."""
+        """Total split gain per feature over all trees, normalised to sum to 1 (LightGBM's "gain"), or the
+        normalised split counts or cover (hessian sums) of ``importance_type`` (``gpuforest.importance``)."""
         check_is_fitted(self, "trees_")
+        if self.importance_type != "gain":
+            return self._typed_importances()
         gains = sum(
             tree.compute_feature_importances(normalize=False) * tree.weighted_n_node_samples[0]
             for tree in self.trees_ if tree.node_count > 1
@@ -453,6 +461,9 @@ _COMMON_PARAMETERS_DOC = """
         Fraction of the features each tree may split on (LightGBM's ``feature_fraction``).
     colsample_bynode : float, default=1.0
         Fraction of the tree's features each node draws (LightGBM's ``feature_fraction_bynode``).
+    importance_type : {"gain", "split", "cover"}, default="gain"
+        What ``feature_importances_`` measures: impurity decrease, number of splits, or training weight at the
+        splits (``gpuforest.importance``); ``get_score`` gives the totals.
     max_bins : int, default=256
         Bins per feature, including one for missing values.
     init : {None, "zero"}, default=None
