@@ -6,10 +6,11 @@ prediction over the training data with ``x_S`` fixed. Friedman (2001, "Greedy fu
 approximation", section 8.2) computes it from the tree alone: a split on a feature of ``S``
 sends the point down the branch its value takes; a split on any other feature sends it down
 every branch, weighted by the branch's share of the node's training weight; the result is the
-weighted sum of the leaf values reached. It equals the brute-force mean over the training rows
-when the tree's splits on ``S`` and on the other features are independent in the data (one
-target feature on a path, for instance), as scikit-learn's ``compute_partial_dependence``
-(``sklearn/tree/_tree.pyx``) and its histogram-boosting predictor (``_predictor.pyx``).
+weighted sum of the leaf values reached, as scikit-learn's ``compute_partial_dependence``
+(``sklearn/tree/_tree.pyx``) and its histogram-boosting predictor (``_predictor.pyx``). It equals
+the brute-force mean over the training rows (``method="brute"``) for a model additive in the
+target features and the others (a sum of stumps); otherwise a node's branches are weighted by the
+training rows that reached the node, where brute force weighs by where all rows go.
 
 Every split kind of ``gpuforest.tree`` is followed as prediction follows it
 (``kernels.common.split_child``): a missing value (NaN, or no valid code at a categorical split)
