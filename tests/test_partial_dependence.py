@@ -7,6 +7,7 @@ where the grid fixes every feature (no node is averaged); a plain recursive trav
 """
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.base import is_classifier
 from sklearn import tree as sk_tree
@@ -96,7 +97,8 @@ def test_classifier_probabilities_equal_brute_for_stumps():
 
 def test_grid_of_every_feature_is_the_prediction_with_missing_values_and_categories():
     """Fixing every feature leaves nothing to average: the traversal must route as ``predict`` does, NaN by
-    ``missing_go_to_left``, codes by their bitset (binary categorical splits) or child (ID3's multiway)."""
+    ``missing_go_to_left``, codes by their bitset (binary categorical splits) or child (ID3's multiway), an
+    unknown code as missing, and C4.5's fractional cases down every branch."""
     rng = np.random.default_rng(3)
     X = np.column_stack([rng.normal(size=300), rng.integers(0, 6, size=300)]).astype(float)
     y = X[:, 0] + np.array([0.0, 3.0, -2.0, 1.0, 5.0, -1.0])[X[:, 1].astype(int)]
@@ -104,6 +106,8 @@ def test_grid_of_every_feature_is_the_prediction_with_missing_values_and_categor
     grid = np.column_stack([np.r_[rng.normal(size=10), np.nan, np.nan], np.r_[rng.integers(0, 6, size=10), 2, 7]])
     models = [gpuforest.DecisionTreeRegressor(max_depth=5, categorical_features=[1]).fit(X, y),
               gpuforest.DecisionTreeClassifier(max_depth=5, algorithm="id3", categorical_features=[1])
+              .fit(X, (y > 1).astype(int)),
+              gpuforest.DecisionTreeClassifier(max_depth=5, algorithm="c45", categorical_features=[1])
               .fit(X, (y > 1).astype(int))]
     for model in models:
         average = model._compute_partial_dependence_recursion(grid, [0, 1])
@@ -125,3 +129,16 @@ def test_refusals_name_the_problem():
         model._compute_partial_dependence_recursion(np.zeros((2, 1)), [3])
     with pytest.raises(ValueError, match="numeric grid values"):
         model._compute_partial_dependence_recursion(np.array([["a"], ["b"]], dtype=object), [0])
+
+
+def test_categories_of_a_dataframe_column_are_coded_as_at_predict():
+    rng = np.random.default_rng(4)
+    colors = np.array(["red", "green", "blue", "grey"])
+    frame = pd.DataFrame({"x": rng.normal(size=200), "color": pd.Categorical(colors[rng.integers(0, 4, size=200)])})
+    y = frame["x"].to_numpy() + (frame["color"] == "blue") * 3.0
+    model = gpuforest.GradientBoostingRegressor(max_depth=1, n_estimators=20, categorical_features="from_dtype")
+    model.fit(frame, y)
+    recursion = partial_dependence(model, frame, ["color"], categorical_features=["color"], method="recursion")
+    brute = partial_dependence(model, frame, ["color"], categorical_features=["color"], method="brute")
+    np.testing.assert_allclose(recursion.average + model.baseline_[:, None], brute.average, rtol=1e-6)
+    assert np.ptp(brute.average) > 1  # "blue" is told apart
