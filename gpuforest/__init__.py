@@ -14,6 +14,11 @@ from .plotting import plot_benchmark, plot_importance, plot_learning_curve
 from .progress import Checkpoint, StopTraining, TrainingCallback
 from .voting import VotingClassifier, VotingRegressor
 
+register_recursion(
+    DecisionTreeClassifier, DecisionTreeRegressor, RandomForestClassifier, RandomForestRegressor, ExtraTreesClassifier,
+    ExtraTreesRegressor, GradientBoostingClassifier, GradientBoostingRegressor,
+)
+
 __all__ = [
     "DecisionTreeClassifier", "DecisionTreeRegressor", "export_text", "show_devices",
     "export_graphviz", "plot_tree", "export_rules", "trees_to_dataframe",
@@ -25,8 +30,3 @@ __all__ = [
     "Checkpoint", "StopTraining", "TrainingCallback",
 ]
 __version__ = "0.1.0"
-
-register_recursion(
-    DecisionTreeClassifier, DecisionTreeRegressor, RandomForestClassifier, RandomForestRegressor, ExtraTreesClassifier,
-    ExtraTreesRegressor, GradientBoostingClassifier, GradientBoostingRegressor,
-)
