@@ -10,9 +10,15 @@ from .devices import show_devices
 from .export import export_graphviz, export_rules, export_text, plot_tree, trees_to_dataframe
 from .forest import ExtraTreesClassifier, ExtraTreesRegressor, RandomForestClassifier, RandomForestRegressor
 from .model_io import load_model
+from .partial_dependence import register_recursion
 from .plotting import plot_benchmark, plot_importance, plot_learning_curve
 from .progress import Checkpoint, StopTraining, TrainingCallback
 from .voting import VotingClassifier, VotingRegressor
+
+register_recursion(
+    DecisionTreeClassifier, DecisionTreeRegressor, RandomForestClassifier, RandomForestRegressor, ExtraTreesClassifier,
+    ExtraTreesRegressor, GradientBoostingClassifier, GradientBoostingRegressor,
+)
 
 __all__ = [
     "DecisionTreeClassifier", "DecisionTreeRegressor", "export_text", "show_devices",

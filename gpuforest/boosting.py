@@ -35,6 +35,8 @@ from .fitting import BinnedTraining, fit_bin_mapper
 from .grower import GrowthParams, feature_count, tree_feature_subsets
 from .kernels.common import PURPOSE_SUBSAMPLE
 from .model_io import ModelFileMixin
+from .importance import IMPORTANCE_TYPE_CONSTRAINT, ImportanceTypeMixin
+from .partial_dependence import RecursionPartialDependenceMixin
 from .progress import StopTraining, eval_pair, log_line, progress_bar
 from .losses import (
     AbsoluteError, BinomialLoss, CustomObjective, ExponentialLoss, GammaLoss, HuberLoss, MultinomialLoss, PoissonLoss,
@@ -52,7 +54,7 @@ _SHARED_PARAMETERS = dict(
     subsample=1.0, colsample_bytree=1.0, colsample_bynode=1.0, max_bins=256, init=None, warm_start=False,
     early_stopping="auto", scoring="loss", validation_fraction=0.1,
     n_iter_no_change=10, tol=1e-7, random_state=None, device="auto", categorical_features=None, verbose=0,
-    callbacks=None,
+    callbacks=None, importance_type="gain",
 )
 
 
@@ -99,7 +101,9 @@ class _RawScores:
         return self._estimator._decision_from_raw(self._raw)
 
 
-class BaseGradientBoosting(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, BaseEstimator):
+class BaseGradientBoosting(
+    AllowNaNMixin, ModelFileMixin, PackedTreesMixin, RecursionPartialDependenceMixin, ImportanceTypeMixin, BaseEstimator
+):
     """Parameters, the boosting loop, early stopping and raw-score prediction shared by both estimators."""
 
     _parameter_constraints = {
@@ -129,6 +133,7 @@ class BaseGradientBoosting(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, Base
         "categorical_features": CATEGORICAL_FEATURES_CONSTRAINT,
         "verbose": ["verbose"],
         "callbacks": [list, None],
+        "importance_type": IMPORTANCE_TYPE_CONSTRAINT,
     }
 
     def _fit(self, X, y, sample_weight, eval_set):
@@ -277,6 +282,7 @@ class BaseGradientBoosting(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, Base
         )
         self.trees_ = []
         self.train_score_, self.validation_score_ = [], []
+        self._fitted_with_sample_weight = bool(np.ptp(sample_weight) > 0)
 
     def _tree_growth(self, backend, first_tree, n_trees):
         """Growth rules of trees ``first_tree`` to ``first_tree + n_trees - 1``: their column subsets
@@ -398,10 +404,28 @@ class BaseGradientBoosting(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, Base
 
         return to_treelite(self)
 
+    def _importance_trees(self):
+        return self.trees_
+
+    def _partial_dependence_members(self):
+        """Every tree adds to its class's raw score, nodes weighted by their row counts (their weights are
+        hessian sums), as scikit-learn's histogram boosting (``RecursionPartialDependenceMixin``)."""
+        if getattr(self, "_fitted_with_sample_weight", False):
+            raise ValueError(
+                "method='recursion' weighs nodes by their training rows, which differ from the weights of a "
+                "model fitted with sample_weight: use method='brute'."
+            )
+        n_per_round = self.baseline_.shape[0]
+        members = [(tree, tree.n_node_samples, 1.0, index % n_per_round) for index, tree in enumerate(self.trees_)]
+        return members, n_per_round
+
     @property
     def feature_importances_(self):
-        """Total split gain per feature over all trees, normalised to sum to 1 (LightGBM's "gain")."""
+        """Total split gain per feature over all trees, normalised to sum to 1 (LightGBM's "gain"), or the
+        normalised split counts or cover (hessian sums) of ``importance_type`` (``gpuforest.importance``)."""
         check_is_fitted(self, "trees_")
+        if self.importance_type != "gain":
+            return self._typed_importances()
         gains = sum(
             tree.compute_feature_importances(normalize=False) * tree.weighted_n_node_samples[0]
             for tree in self.trees_ if tree.node_count > 1
@@ -437,6 +461,9 @@ _COMMON_PARAMETERS_DOC = """
         Fraction of the features each tree may split on (LightGBM's ``feature_fraction``).
     colsample_bynode : float, default=1.0
         Fraction of the tree's features each node draws (LightGBM's ``feature_fraction_bynode``).
+    importance_type : {"gain", "split", "cover"}, default="gain"
+        What ``feature_importances_`` measures: impurity decrease, number of splits, or training weight at the
+        splits (``gpuforest.importance``); ``get_score`` gives the totals.
     max_bins : int, default=256
         Bins per feature, including one for missing values.
     init : {None, "zero"}, default=None

@@ -32,7 +32,9 @@ from .c45 import C45TreeGrower
 from .fitting import BinnedTraining, fit_bin_mapper
 from .grower import GrowthParams, TreeGrower
 from .model_io import ModelFileMixin
+from .importance import IMPORTANCE_TYPE_CONSTRAINT, ImportanceTypeMixin
 from .multiway import MultiwayTreeGrower
+from .partial_dependence import RecursionPartialDependenceMixin
 from .pruning import (
     CLASSIFIER_PRUNING_CONSTRAINTS,
     REGRESSOR_PRUNING_CONSTRAINTS,
@@ -170,13 +172,16 @@ class AllowNaNMixin:
         return tags
 
 
-class BaseDecisionTree(AllowNaNMixin, ModelFileMixin, BaseEstimator):
+class BaseDecisionTree(
+    AllowNaNMixin, ModelFileMixin, RecursionPartialDependenceMixin, ImportanceTypeMixin, BaseEstimator
+):
     """Validation, parameters and fitting shared by both tree estimators."""
 
     _parameter_constraints = {
         **TREE_PARAMETER_CONSTRAINTS,
         "use_surrogates": ["boolean"],
         "max_surrogates": [Interval(Integral, 0, None, closed="left")],
+        "importance_type": IMPORTANCE_TYPE_CONSTRAINT,
     }
 
     def __init__(
@@ -266,9 +271,19 @@ class BaseDecisionTree(AllowNaNMixin, ModelFileMixin, BaseEstimator):
 
     @property
     def feature_importances_(self):
-        """Normalised total impurity decrease per feature (Gini importance)."""
+        """Normalised total impurity decrease per feature (Gini importance), or the normalised split counts or
+        cover of ``importance_type`` (``gpuforest.importance``)."""
         check_is_fitted(self, "tree_")
+        if self.importance_type != "gain":
+            return self._typed_importances()
         return self.tree_.compute_feature_importances()
+
+    def _partial_dependence_members(self):
+        """The tree, its nodes weighted by their weighted sample counts (``RecursionPartialDependenceMixin``)."""
+        return [(self.tree_, self.tree_.weighted_n_node_samples, 1.0, 0)], self.tree_.value.shape[2]
+
+    def _importance_trees(self):
+        return [self.tree_]
 
     def _leaf_values(self, X):
         """Each row's leaf value; for a tree that shares missing values among branches (C4.5's), the weighted
@@ -318,6 +333,9 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         ``fit(..., eval_set=...)``: a stratified split of the training data (a
         fraction, or a number of rows) drawn by ``random_state``, left out of growth
         (uniform where a class has too few rows to stratify).
+    importance_type : {"gain", "split", "cover"}, default="gain"
+        What ``feature_importances_`` measures: impurity decrease, number of splits, or training weight at the
+        splits (``gpuforest.importance``); ``get_score`` gives the totals.
     max_bins : int, default=256
         Bins per feature, one of them for missing values. Features with fewer
         distinct values are split exactly at the midpoints between them.
@@ -398,7 +416,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         min_weight_fraction_leaf=0.0, max_features=None, random_state=None, max_leaf_nodes=None,
         min_impurity_decrease=0.0, class_weight=None, ccp_alpha=0.0, min_split_significance=None, pruning=None,
         validation_fraction=0.1, confidence_factor=0.25, subtree_raising=True, max_bins=256, device="auto",
-        categorical_features=None, use_surrogates=False, max_surrogates=5, algorithm="cart",
+        categorical_features=None, use_surrogates=False, max_surrogates=5, algorithm="cart", importance_type="gain",
     ):
         super().__init__(
             criterion=criterion, splitter=splitter, max_depth=max_depth, min_samples_split=min_samples_split,
@@ -413,6 +431,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         self.confidence_factor = confidence_factor
         self.subtree_raising = subtree_raising
         self.algorithm = algorithm
+        self.importance_type = importance_type
 
     def fit(self, X, y, sample_weight=None, eval_set=None):
         """Grow the tree on ``X`` (n_samples, n_features) and class labels ``y``.
@@ -473,6 +492,9 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         As in ``DecisionTreeClassifier``, on the validation squared error.
     validation_fraction : float or int, default=0.1
         As in ``DecisionTreeClassifier`` (a random split, not stratified).
+    importance_type : {"gain", "split", "cover"}, default="gain"
+        What ``feature_importances_`` measures: impurity decrease, number of splits, or training weight at the
+        splits (``gpuforest.importance``); ``get_score`` gives the totals.
     max_bins : int, default=256
     device : {"auto", "cpu", "cuda"}, default="auto"
     categorical_features, use_surrogates, max_surrogates
@@ -494,7 +516,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         self, *, criterion="squared_error", splitter="best", max_depth=None, min_samples_split=2,
         min_samples_leaf=1, min_weight_fraction_leaf=0.0, max_features=None, random_state=None, max_leaf_nodes=None,
         min_impurity_decrease=0.0, ccp_alpha=0.0, pruning=None, validation_fraction=0.1, max_bins=256,
-        device="auto", categorical_features=None, use_surrogates=False, max_surrogates=5,
+        device="auto", categorical_features=None, use_surrogates=False, max_surrogates=5, importance_type="gain",
     ):
         super().__init__(
             criterion=criterion, splitter=splitter, max_depth=max_depth, min_samples_split=min_samples_split,
@@ -504,6 +526,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
             validation_fraction=validation_fraction, max_bins=max_bins, device=device,
             categorical_features=categorical_features, use_surrogates=use_surrogates, max_surrogates=max_surrogates,
         )
+        self.importance_type = importance_type
 
     def fit(self, X, y, sample_weight=None, eval_set=None):
         """Grow the tree on ``X`` (n_samples, n_features) and real targets ``y``; ``eval_set`` as the classifier's."""

@@ -41,6 +41,8 @@ from .decision_tree import (
 )
 from .fitting import BinnedTraining, fit_bin_mapper
 from .model_io import ModelFileMixin
+from .importance import IMPORTANCE_TYPE_CONSTRAINT, ImportanceTypeMixin
+from .partial_dependence import RecursionPartialDependenceMixin
 from .progress import progress_bar
 from .pruning import (
     CLASSIFIER_PRUNING_CONSTRAINTS,
@@ -67,7 +69,9 @@ BYTES_PER_TREE_ROW = 13
 PREDICT_BLOCK_BYTES = 64 * 1024 * 1024
 
 
-class BaseForest(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, BaseEstimator):
+class BaseForest(
+    AllowNaNMixin, ModelFileMixin, PackedTreesMixin, RecursionPartialDependenceMixin, ImportanceTypeMixin, BaseEstimator
+):
     """Parameters, batched fitting, prediction and out-of-bag estimates of every forest."""
 
     _parameter_constraints = {
@@ -83,6 +87,7 @@ class BaseForest(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, BaseEstimator)
             Interval(RealNotInt, 0.0, 1.0, closed="right"),
             Interval(Integral, 1, None, closed="left"),
         ],
+        "importance_type": IMPORTANCE_TYPE_CONSTRAINT,
     }
     _tree_class = None
     _random_thresholds = False
@@ -91,6 +96,7 @@ class BaseForest(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, BaseEstimator)
         self, *, n_estimators, criterion, max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf,
         max_features, max_leaf_nodes, min_impurity_decrease, bootstrap, oob_score, n_jobs, random_state, verbose,
         warm_start, max_samples, ccp_alpha, pruning, validation_fraction, max_bins, device, categorical_features,
+        importance_type,
     ):
         self.n_estimators = n_estimators
         self.criterion = criterion
@@ -114,6 +120,7 @@ class BaseForest(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, BaseEstimator)
         self.max_bins = max_bins
         self.device = device
         self.categorical_features = categorical_features
+        self.importance_type = importance_type
 
     # --- fitting ------------------------------------------------------------------------
 
@@ -367,7 +374,7 @@ class BaseForest(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, BaseEstimator)
             max_features=self.max_features, max_leaf_nodes=self.max_leaf_nodes,
             min_impurity_decrease=self.min_impurity_decrease, random_state=random_state, ccp_alpha=self.ccp_alpha,
             pruning=self.pruning, validation_fraction=self.validation_fraction, max_bins=self.max_bins,
-            device=self.device, categorical_features=self.categorical_features,
+            device=self.device, categorical_features=self.categorical_features, importance_type=self.importance_type,
         )
 
     def _as_estimator(self, index, tree):
@@ -394,6 +401,20 @@ class BaseForest(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, BaseEstimator)
 
     def __iter__(self):
         return iter(self.estimators_)
+
+    def _importance_trees(self):
+        return self.trees_
+
+    def _partial_dependence_members(self):
+        """The mean of the trees, nodes weighted by their weighted (bootstrap) sample counts, as scikit-learn's
+        forests (``RecursionPartialDependenceMixin``); a classifier's with ``voting="soft"`` only."""
+        if getattr(self, "voting", "soft") != "soft":
+            raise ValueError(
+                f"method='recursion' averages class probabilities, which is voting='soft'; this forest has "
+                f"voting={self.voting!r}: use method='brute'."
+            )
+        members = [(tree, tree.weighted_n_node_samples, 1.0 / len(self.trees_), 0) for tree in self.trees_]
+        return members, self.trees_[0].value.shape[2]
 
     def apply(self, X):
         """Leaf of every row in every tree: shape (n_samples, n_estimators), int64."""
@@ -424,8 +445,11 @@ class BaseForest(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, BaseEstimator)
 
     @property
     def feature_importances_(self):
-        """Mean over the trees of their normalised impurity decrease per feature."""
+        """Mean over the trees of their normalised impurity decrease per feature, or the normalised split counts
+        or cover over all trees of ``importance_type`` (``gpuforest.importance``)."""
         check_is_fitted(self, "trees_")
+        if self.importance_type != "gain":
+            return self._typed_importances()
         importances = [tree.compute_feature_importances(normalize=False) for tree in self.trees_ if tree.node_count > 1]
         if not importances:
             return np.zeros(self.n_features_in_)
@@ -622,6 +646,9 @@ _CLASSIFIER_DOC = """{summary}
     reject_label : object, default=-1
         ``predict``'s answer, with ``voting="majority"``, for a row where no
         class gets more than half of the votes.
+    importance_type : {{"gain", "split", "cover"}}, default="gain"
+        What ``feature_importances_`` measures: impurity decrease, number of splits, or training weight at the
+        splits (``gpuforest.importance``); ``get_score`` gives the totals.
     max_bins : int, default=256
     device : {{"auto", "cpu", "cuda"}}, default="auto"
     categorical_features : None, "from_dtype", or array-like of bool, int or str, default=None
@@ -653,6 +680,9 @@ _REGRESSOR_DOC = """{summary}
         ``RandomForestClassifier``.
     n_jobs : int, default=None
         CPU threads of the numba kernels during ``fit``.
+    importance_type : {{"gain", "split", "cover"}}, default="gain"
+        What ``feature_importances_`` measures: impurity decrease, number of splits, or training weight at the
+        splits (``gpuforest.importance``); ``get_score`` gives the totals.
     max_bins : int, default=256
     device : {{"auto", "cpu", "cuda"}}, default="auto"
     categorical_features : None, "from_dtype", or array-like of bool, int or str, default=None
@@ -676,7 +706,7 @@ def _classifier_init(default_bootstrap, default_max_features):
         min_impurity_decrease=0.0, bootstrap=default_bootstrap, oob_score=False, n_jobs=None, random_state=None,
         verbose=0, warm_start=False, class_weight=None, ccp_alpha=0.0, max_samples=None, voting="soft",
         reject_label=-1, min_split_significance=None, pruning=None, validation_fraction=0.1, confidence_factor=0.25,
-        subtree_raising=True, max_bins=256, device="auto", categorical_features=None,
+        subtree_raising=True, max_bins=256, device="auto", categorical_features=None, importance_type="gain",
     ):
         BaseForest.__init__(
             self, n_estimators=n_estimators, criterion=criterion, max_depth=max_depth,
@@ -686,6 +716,7 @@ def _classifier_init(default_bootstrap, default_max_features):
             oob_score=oob_score, n_jobs=n_jobs, random_state=random_state, verbose=verbose, warm_start=warm_start,
             max_samples=max_samples, ccp_alpha=ccp_alpha, pruning=pruning, validation_fraction=validation_fraction,
             max_bins=max_bins, device=device, categorical_features=categorical_features,
+            importance_type=importance_type,
         )
         self.class_weight = class_weight
         self.min_split_significance = min_split_significance
@@ -703,7 +734,7 @@ def _regressor_init(default_bootstrap, default_max_features):
         min_samples_leaf=1, min_weight_fraction_leaf=0.0, max_features=default_max_features, max_leaf_nodes=None,
         min_impurity_decrease=0.0, bootstrap=default_bootstrap, oob_score=False, n_jobs=None, random_state=None,
         verbose=0, warm_start=False, ccp_alpha=0.0, max_samples=None, pruning=None, validation_fraction=0.1,
-        max_bins=256, device="auto", categorical_features=None,
+        max_bins=256, device="auto", categorical_features=None, importance_type="gain",
     ):
         BaseForest.__init__(
             self, n_estimators=n_estimators, criterion=criterion, max_depth=max_depth,
@@ -713,6 +744,7 @@ def _regressor_init(default_bootstrap, default_max_features):
             oob_score=oob_score, n_jobs=n_jobs, random_state=random_state, verbose=verbose, warm_start=warm_start,
             max_samples=max_samples, ccp_alpha=ccp_alpha, pruning=pruning, validation_fraction=validation_fraction,
             max_bins=max_bins, device=device, categorical_features=categorical_features,
+            importance_type=importance_type,
         )
 
     return __init__
