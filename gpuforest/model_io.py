@@ -19,6 +19,7 @@ never unpickles, so a file cannot run code.
 """
 
 import hashlib
+import inspect
 import io
 import json
 import sys
@@ -300,7 +301,10 @@ class _Decoder:
         cls = self._class(value["$object"])
         obj = cls.__new__(cls)
         self._objects[value["id"]] = obj  # before the attributes: they may refer back to it
-        state = {key: self.decode(item) for key, item in value.get("params", {}).items()}
+        # A parameter added after the file was written takes its default: the model it names is unchanged.
+        state = {name: parameter.default for name, parameter in inspect.signature(cls).parameters.items()
+                 if "params" in value and parameter.default is not inspect.Parameter.empty}
+        state.update((key, self.decode(item)) for key, item in value.get("params", {}).items())
         state.update((key, self.decode(item)) for key, item in value["attributes"].items())
         if hasattr(obj, "__setstate__"):
             obj.__setstate__(state)

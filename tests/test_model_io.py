@@ -138,6 +138,16 @@ def test_recomputed_checksum_loads(saved):
     gf.load_model(saved, device="cpu")
 
 
+def test_a_parameter_missing_from_an_older_file_takes_its_default(fitted, saved):
+    def drop_importance_type(document):
+        del document["estimator"]["params"]["importance_type"]
+
+    rewrite(saved, drop_importance_type)
+    loaded = gf.load_model(saved, device="cpu")
+    assert loaded.importance_type == "gain"
+    np.testing.assert_array_equal(loaded.feature_importances_, fitted["random_forest"].feature_importances_)
+
+
 def test_truncated_file_is_refused(saved):
     data = saved.read_bytes()
     saved.write_bytes(data[: len(data) // 2])
