@@ -234,3 +234,13 @@ def test_tree_pruning_takes_eval_set_as_a_list_of_one_pair():
     full = DecisionTreeRegressor(device="cpu").fit(X, y)
     assert as_list.tree_.node_count == as_tuple.tree_.node_count < full.tree_.node_count
     np.testing.assert_array_equal(as_list.predict(X_val), as_tuple.predict(X_val))
+
+
+def test_a_single_tree_shows_one_bar_when_verbose_and_nothing_by_default(capsys):
+    X, y, _, _ = regression_data()
+    DecisionTreeRegressor(max_depth=3, device="cpu").fit(X, y)
+    assert capsys.readouterr() == ("", "")
+    tree = DecisionTreeRegressor(max_depth=3, device="cpu", verbose=1).fit(X, y)
+    captured = capsys.readouterr()
+    assert captured.out == "" and "DecisionTreeRegressor" in captured.err and "1/1" in captured.err
+    assert f"nodes={tree.tree_.node_count}" in captured.err
