@@ -31,7 +31,7 @@ from sklearn.utils.validation import check_is_fitted
 from .backend import DEVICES, get_backend
 from .categorical import CATEGORICAL_FEATURES_CONSTRAINT
 from .decision_tree import MAX_DEPTH_UNLIMITED, AllowNaNMixin, encode_classes, validate_fit_data, validate_predict_data
-from .fitting import BinnedTraining, fit_bin_mapper
+from .fitting import BinnedTraining, fit_bin_mapper, refit_bin_mapper
 from .grower import GrowthParams, feature_count, tree_feature_subsets
 from .kernels.common import PURPOSE_SUBSAMPLE
 from .model_io import ModelFileMixin
@@ -149,7 +149,7 @@ class BaseGradientBoosting(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, Base
         raw = xp.asarray(self._raw_predict_validated(X))
         y_device, weight_device = xp.asarray(y), xp.asarray(sample_weight)
         raw_vals = [self._raw_predict_validated(X_val) for X_val, _, _ in validation]
-        training = BinnedTraining(backend, self._bin_mapper, X)
+        training = BinnedTraining(backend, refit_bin_mapper(self, X, self._seed), X)
         n_per_round = self._loss.n_trees_per_iteration
         scorer = self._scorer()
         stats, gradient_buffers, workspace = None, None, {}  # the previous round's arrays, reused
