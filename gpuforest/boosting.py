@@ -31,13 +31,13 @@ from sklearn.utils.validation import check_is_fitted
 from .backend import DEVICES, get_backend
 from .categorical import CATEGORICAL_FEATURES_CONSTRAINT
 from .decision_tree import MAX_DEPTH_UNLIMITED, AllowNaNMixin, encode_classes, validate_fit_data, validate_predict_data
-from .fitting import BinnedTraining, fit_bin_mapper
+from .fitting import BinnedTraining, fit_bin_mapper, refit_bin_mapper
 from .grower import GrowthParams, feature_count, tree_feature_subsets
 from .kernels.common import PURPOSE_SUBSAMPLE
 from .model_io import ModelFileMixin
 from .importance import IMPORTANCE_TYPE_CONSTRAINT, ImportanceTypeMixin
 from .partial_dependence import RecursionPartialDependenceMixin
-from .progress import StopTraining, eval_pair, log_line, progress_bar
+from .progress import StopTraining, eval_sets, log_line, progress_bar
 from .losses import (
     AbsoluteError, BinomialLoss, CustomObjective, ExponentialLoss, GammaLoss, HuberLoss, MultinomialLoss, PoissonLoss,
     QuantileLoss, SquaredError,
@@ -140,24 +140,26 @@ class BaseGradientBoosting(
         """Validated data and ``self._loss`` in hand: boost up to ``n_estimators`` rounds."""
         self._loss.check_target(y)
         callbacks = self._checked_callbacks()
-        eval_set = eval_pair(eval_set)
-        stops_early = self._early_stopping_on(X.shape[0], eval_set)
-        X, y, sample_weight, X_val, y_val, weight_val = self._validation_split(
-            X, y, sample_weight, eval_set, stops_early
-        )
+        evals = eval_sets(eval_set)
+        stops_early = self._early_stopping_on(X.shape[0], evals)
+        X, y, sample_weight, validation = self._validation_split(X, y, sample_weight, evals, stops_early)
         if not (self.warm_start and hasattr(self, "trees_")):
             self._start(X, y, sample_weight)
+        eval_names = [f"validation_{index}" for index in range(len(evals))]  # XGBoost's names in evals_result_
+        for name in eval_names:
+            self.evals_result_.setdefault(name, {}).setdefault(self._metric_name(), [])
+        log_names = ["validation"] if len(validation) == 1 else eval_names
         backend = get_backend(self.device_)
         xp = backend.xp
         raw = xp.asarray(self._raw_predict_validated(X))
         y_device, weight_device = xp.asarray(y), xp.asarray(sample_weight)
-        raw_val = None if X_val is None else self._raw_predict_validated(X_val)
-        training = BinnedTraining(backend, self._bin_mapper, X)
+        raw_vals = [self._raw_predict_validated(X_val) for X_val, _, _ in validation]
+        training = BinnedTraining(backend, refit_bin_mapper(self, X, self._seed), X)
         n_per_round = self._loss.n_trees_per_iteration
         scorer = self._scorer()
         stats, gradient_buffers, workspace = None, None, {}  # the previous round's arrays, reused
-        if X_val is not None and not self.train_score_:
-            self._record_scores(scorer, X, y, sample_weight, backend.to_host(raw), X_val, y_val, weight_val, raw_val)
+        if validation and not self.train_score_:
+            self._record_scores(scorer, X, y, sample_weight, backend.to_host(raw), validation, raw_vals)
         first_round = len(self.trees_) // n_per_round
         for callback in callbacks:
             if hasattr(callback, "before_training"):
@@ -198,23 +200,24 @@ class BaseGradientBoosting(
                         raw, k, xp.arange(X.shape[0], dtype=np.int32), xp.asarray(tree.apply(X, backend)),
                         tree.value[:, 0, 0],
                     )
-                if X_val is not None:
+                for (X_val, _, _), raw_val in zip(validation, raw_vals):
                     raw_val[:, k] += tree.value[tree.apply(X_val, backend), 0, 0]
                 self.trees_.append(tree)
             scores = {}
-            if X_val is not None:
-                self._record_scores(
-                    scorer, X, y, sample_weight, backend.to_host(raw), X_val, y_val, weight_val, raw_val
+            if validation:
+                validation_scores = self._record_scores(
+                    scorer, X, y, sample_weight, backend.to_host(raw), validation, raw_vals
                 )
+                for name, score in zip(eval_names, validation_scores):
+                    self.evals_result_[name][self._metric_name()].append(self._metric_value(score))
                 self.best_iteration_ = int(np.argmax(self.validation_score_))
                 scores = {"train": self.train_score_[-1], "validation": self.validation_score_[-1]}
             self.n_iter_ = iteration + 1  # a checkpoint written by a callback is a whole model
             bar.update()
             if scores and self.verbose and (self.n_iter_ % int(self.verbose) == 0 or self.n_iter_ == self.n_estimators):
-                log_line(
-                    f"[{self.n_iter_}] train {self._score_text(scores['train'])}, "
-                    f"validation {self._score_text(scores['validation'])}"
-                )
+                log_line(f"[{self.n_iter_}] train {self._score_text(scores['train'])}, " + ", ".join(
+                    f"{name} {self._score_text(score)}" for name, score in zip(log_names, validation_scores)
+                ))
             if self._callbacks_stop(callbacks, scores):
                 break
         bar.close()
@@ -242,11 +245,19 @@ class BaseGradientBoosting(
                 return True
         return False
 
-    def _score_text(self, score):
-        """``"loss 0.25"`` (the mean loss, minus the recorded score) or ``"<scoring> 0.9"``."""
+    def _metric_name(self):
+        """The validation metric's name in the log and in ``evals_result_``: "loss", the scoring's, or "score"."""
         if self.scoring in ("loss", None):
-            return f"loss {-score:.6g}"
-        return f"{self.scoring if isinstance(self.scoring, str) else 'score'} {score:.6g}"
+            return "loss"
+        return self.scoring if isinstance(self.scoring, str) else "score"
+
+    def _metric_value(self, score):
+        """The metric as users read it: the mean loss (minus the recorded score) or the scorer's value."""
+        return -score if self.scoring in ("loss", None) else score
+
+    def _score_text(self, score):
+        """``"loss 0.25"`` or ``"<scoring> 0.9"``."""
+        return f"{self._metric_name()} {self._metric_value(score):.6g}"
 
     @staticmethod
     def _training_leaves(backend, grower, tree_idx, tree, X, every_row):
@@ -283,6 +294,7 @@ class BaseGradientBoosting(
         self.trees_ = []
         self.train_score_, self.validation_score_ = [], []
         self._fitted_with_sample_weight = bool(np.ptp(sample_weight) > 0)
+        self.evals_result_ = {}
 
     def _tree_growth(self, backend, first_tree, n_trees):
         """Growth rules of trees ``first_tree`` to ``first_tree + n_trees - 1``: their column subsets
@@ -306,46 +318,57 @@ class BaseGradientBoosting(
 
     # --- early stopping ----------------------------------------------------------------
 
-    def _early_stopping_on(self, n_samples, eval_set):
+    def _early_stopping_on(self, n_samples, evals):
         if self.early_stopping == "auto":
-            return n_samples > AUTO_EARLY_STOPPING_ROWS or eval_set is not None
+            return n_samples > AUTO_EARLY_STOPPING_ROWS or bool(evals)
         return self.early_stopping
 
-    def _validation_split(self, X, y, sample_weight, eval_set, stops_early):
-        """``(X, y, w, X_val, y_val, w_val)``: the validation set scored every round (``eval_set``, or with early
-        stopping ``validation_fraction`` of the training rows taken out); ``X_val`` is None without either.
-        ``eval_set`` with ``early_stopping=False`` is scored (``validation_score_``, the log, callbacks) only."""
-        if not stops_early and eval_set is None:
-            return X, y, sample_weight, None, None, None
+    def _validation_split(self, X, y, sample_weight, evals, stops_early):
+        """``(X, y, w, validation)``: ``validation`` lists the sets ``(X_val, y_val, w_val)`` scored every round,
+        the last deciding early stopping: the ``eval_set`` pairs, or with early stopping and no ``eval_set``
+        ``validation_fraction`` of the training rows taken out; empty without either. ``eval_set`` with
+        ``early_stopping=False`` is scored (``validation_score_``, ``evals_result_``, the log, callbacks) only."""
+        if not stops_early and not evals:
+            return X, y, sample_weight, []
         if isinstance(self._loss, CustomObjective) and self.scoring in ("loss", None):
             raise ValueError("Early stopping with a custom loss needs a scoring other than 'loss'.")
-        if eval_set is None:
+        if not evals:
             stratify = y if isinstance(self, ClassifierMixin) else None
             X, X_val, y, y_val, sample_weight, weight_val = train_test_split(
                 X, y, sample_weight, test_size=self.validation_fraction, stratify=stratify,
                 random_state=check_random_state(self.random_state).randint(np.iinfo(np.int32).max),
             )
-            return X, y, sample_weight, X_val, y_val, weight_val
-        X_val, y_val, *weight = eval_set
+            return X, y, sample_weight, [(X_val, y_val, weight_val)]
+        return X, y, sample_weight, [self._validated_eval_pair(*pair) for pair in evals]
+
+    def _validated_eval_pair(self, X_val, y_val, *weight):
+        """One ``eval_set`` pair as ``(X_val, y_val, w_val)``: ``X_val`` as at predict, ``y_val`` encoded."""
         X_val = validate_predict_data(self, X_val)
         y_val = self._encode_target(np.asarray(y_val))
         weight_val = np.asarray(weight[0], dtype=np.float64) if weight else np.ones(y_val.shape[0])
         if X_val.shape[0] != y_val.shape[0] or weight_val.shape != y_val.shape:
             raise ValueError("eval_set: X, y and sample_weight must have the same number of rows.")
-        return X, y, sample_weight, X_val, y_val, weight_val
+        return X_val, y_val, weight_val
 
     def _scorer(self):
         return None if self.scoring in ("loss", None) else check_scoring(self, self.scoring)
 
-    def _record_scores(self, scorer, X, y, weight, raw, X_val, y_val, weight_val, raw_val):
-        """Append the training and validation scores (higher is better) of the current model."""
-        for scores, features, target, w, scores_raw in (
-            (self.train_score_, X, y, weight, raw), (self.validation_score_, X_val, y_val, weight_val, raw_val)
-        ):
-            if scorer is None:
-                scores.append(-self._loss.loss(target, scores_raw, w))
-            else:
-                scores.append(scorer(_RawScores(self, scores_raw), features, self._decode_target(target)))
+    def _record_scores(self, scorer, X, y, weight, raw, validation, raw_vals):
+        """Append the training score and the last validation set's (higher is better) of the current model to
+        ``train_score_`` and ``validation_score_``; return every validation set's score."""
+        self.train_score_.append(self._score(scorer, X, y, weight, raw))
+        validation_scores = [
+            self._score(scorer, X_val, y_val, weight_val, raw_val)
+            for (X_val, y_val, weight_val), raw_val in zip(validation, raw_vals)
+        ]
+        self.validation_score_.append(validation_scores[-1])
+        return validation_scores
+
+    def _score(self, scorer, X, y, weight, raw):
+        """The score (higher is better) of raw scores ``raw`` of rows ``X`` with encoded targets ``y``."""
+        if scorer is None:
+            return -self._loss.loss(y, raw, weight)
+        return scorer(_RawScores(self, raw), X, self._decode_target(y))
 
     def _early_stopping_message(self, iteration):
         best = int(np.argmax(self.validation_score_))
@@ -372,15 +395,16 @@ class BaseGradientBoosting(
             return np.tile(self.baseline_, (X.shape[0], 1))
         return get_backend(self.device_).predict_raw(X, self._packed_trees().raw_forest(), self.baseline_)
 
-    def _staged_raw(self, X):
-        """Raw scores of validated ``X`` after each round. Rounds are added one by one, in
-        the order boosting added them, so the scores equal those of training bit for bit."""
+    def _staged_raw(self, X, begin=0, end=None):
+        """Raw scores of validated ``X``: the baseline plus the trees of rounds ``begin`` to ``r``, for each ``r``
+        from ``begin`` to ``end - 1`` (the last round by default). Rounds are added one by one, in the order
+        boosting added them, so the scores equal those of training bit for bit."""
         if not self.trees_:
             return
         n_per_round = self._loss.n_trees_per_iteration
         per_round = self._per_tree_values(X).reshape(X.shape[0], -1, n_per_round)
         raw = np.tile(self.baseline_, (X.shape[0], 1))
-        for iteration in range(per_round.shape[1]):
+        for iteration in range(begin, per_round.shape[1] if end is None else end):
             raw = raw + per_round[:, iteration]
             yield raw
 
@@ -390,9 +414,34 @@ class BaseGradientBoosting(
         leaves = get_backend(self.device_).predict_leaves(X, tree_offsets, split_value, node_info, category_bitset)
         return value[tree_offsets[None, :] + leaves, 0]
 
-    def _raw_predict(self, X):
+    def _raw_predict(self, X, iteration_range=None):
+        """Raw scores of ``X``, of every round or of the rounds ``begin`` to ``end - 1`` of
+        ``iteration_range=(begin, end)`` (XGBoost's; the baseline always included)."""
         check_is_fitted(self, "trees_")
-        return self._raw_predict_validated(validate_predict_data(self, X))
+        X = validate_predict_data(self, X)
+        begin, end = self._checked_iteration_range(iteration_range)
+        if (begin, end) == (0, self.n_iter_):
+            return self._raw_predict_validated(X)
+        *_, raw = self._staged_raw(X, begin, end)
+        return raw
+
+    def _checked_iteration_range(self, iteration_range):
+        """``(begin, end)`` with ``0 <= begin < end <= n_iter_`` (None and XGBoost's (0, 0): every round), else
+        ValueError."""
+        if iteration_range is None:
+            return 0, self.n_iter_
+        message = (
+            f"iteration_range must be a pair (begin, end) of ints with 0 <= begin < end <= n_iter_={self.n_iter_} "
+            f"(the trees of rounds begin to end - 1); got {iteration_range!r}."
+        )
+        try:
+            begin, end = iteration_range
+        except (TypeError, ValueError):
+            raise ValueError(message) from None
+        is_int = [isinstance(bound, Integral) and not isinstance(bound, bool) for bound in (begin, end)]
+        if not all(is_int) or not (0 <= begin < end <= self.n_iter_ or begin == end == 0):
+            raise ValueError(message)
+        return int(begin), int(end) or self.n_iter_
 
     def _staged_raw_predict(self, X):
         check_is_fitted(self, "trees_")
@@ -471,8 +520,8 @@ _COMMON_PARAMETERS_DOC = """
     warm_start : bool, default=False
         Keep the trees of the previous fit (same data) and add rounds up to ``n_estimators``.
     early_stopping : "auto" or bool, default="auto"
-        "auto": on with more than 10,000 rows or with ``eval_set``. False with ``eval_set``: the set is
-        scored every round (``validation_score_``, the log, callbacks) without stopping.
+        "auto": on with more than 10,000 rows or with ``eval_set``. False with ``eval_set``: the sets are
+        scored every round (``validation_score_``, ``evals_result_``, the log, callbacks) without stopping.
     scoring : str, callable or None, default="loss"
         Early-stopping score: "loss" (minus the mean loss) or a scikit-learn scorer.
     validation_fraction : float or int, default=0.1
@@ -503,9 +552,15 @@ _COMMON_ATTRIBUTES_DOC = """
     n_iter_ : int
         Rounds grown.
     train_score_, validation_score_ : list of float
-        With early stopping: scores of the baseline and of every round (higher is better).
+        With early stopping or ``eval_set``: scores of the baseline and of every round (higher is better), on the
+        training rows and on the validation set (``eval_set``'s last pair, which decides early stopping).
+    evals_result_ : dict
+        XGBoost's record of ``eval_set``: ``{"validation_i": {metric: [value after each round]}}`` for pair ``i``,
+        the metric being "loss" (the mean loss) or the ``scoring``'s name; empty without ``eval_set``.
     best_iteration_ : int
-        With early stopping: the round with the best validation score (0 is the baseline).
+        With early stopping or ``eval_set``: the rounds of the best validation score (0 is the baseline; XGBoost's
+        counts from 0 at the first round), so ``predict(X, iteration_range=(0, best_iteration_))`` is the best
+        model's when ``best_iteration_ >= 1``.
     feature_importances_ : ndarray of shape (n_features_in_,)
         Total split gain per feature, normalised.
 """
@@ -535,7 +590,8 @@ default="squared_error"
     __init__ = _boosting_init(loss="squared_error", alpha=0.9)
 
     def fit(self, X, y, sample_weight=None, eval_set=None):
-        """Boost on ``X`` (n_samples, n_features) and ``y``; ``eval_set=(X_val, y_val[, w_val])`` or a list of one."""
+        """Boost on ``X`` (n_samples, n_features) and ``y``; ``eval_set=(X_val, y_val[, w_val])`` or XGBoost's list
+        of such pairs, each scored every round, the last deciding early stopping."""
         self._validate_params()
         X, y, sample_weight = validate_fit_data(self, X, y, sample_weight)
         self._loss = self._make_loss()
@@ -562,9 +618,10 @@ default="squared_error"
     def _predict_from_raw(self, raw):
         return np.asarray(self._loss.link(np, raw))
 
-    def predict(self, X):
-        """Predictions, shape (n_samples,)."""
-        return self._predict_from_raw(self._raw_predict(X))
+    def predict(self, X, iteration_range=None):
+        """Predictions, shape (n_samples,); ``iteration_range=(begin, end)``: of the trees of rounds ``begin`` to
+        ``end - 1`` only (XGBoost's; ``(0, best_iteration_)`` is the best model), every round when None or (0, 0)."""
+        return self._predict_from_raw(self._raw_predict(X, iteration_range))
 
     def staged_predict(self, X):
         """Predictions after each round."""
@@ -634,17 +691,19 @@ class GradientBoostingClassifier(ClassifierMixin, BaseGradientBoosting):
     def _predict_from_raw(self, raw):
         return self.classes_[np.argmax(self._loss.link(np, raw), axis=1)]
 
-    def decision_function(self, X):
-        """Raw scores: shape (n_samples,) for two classes, else (n_samples, n_classes)."""
-        return self._decision_from_raw(self._raw_predict(X))
+    def decision_function(self, X, iteration_range=None):
+        """Raw scores: shape (n_samples,) for two classes, else (n_samples, n_classes); ``iteration_range`` as
+        the regressor's ``predict``."""
+        return self._decision_from_raw(self._raw_predict(X, iteration_range))
 
-    def predict_proba(self, X):
-        """Class probabilities, shape (n_samples, n_classes)."""
-        raw = self._raw_predict(X)  # first: it raises NotFittedError before fit
+    def predict_proba(self, X, iteration_range=None):
+        """Class probabilities, shape (n_samples, n_classes); ``iteration_range`` as the regressor's ``predict``."""
+        raw = self._raw_predict(X, iteration_range)  # first: it raises NotFittedError before fit
         return np.asarray(self._loss.link(np, raw))
 
-    def predict(self, X):
-        return self._predict_from_raw(self._raw_predict(X))
+    def predict(self, X, iteration_range=None):
+        """Class labels, shape (n_samples,); ``iteration_range`` as the regressor's ``predict``."""
+        return self._predict_from_raw(self._raw_predict(X, iteration_range))
 
     def staged_decision_function(self, X):
         for raw in self._staged_raw_predict(X):

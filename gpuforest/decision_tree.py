@@ -35,6 +35,7 @@ from .model_io import ModelFileMixin
 from .importance import IMPORTANCE_TYPE_CONSTRAINT, ImportanceTypeMixin
 from .multiway import MultiwayTreeGrower
 from .partial_dependence import RecursionPartialDependenceMixin
+from .progress import progress_bar
 from .pruning import (
     CLASSIFIER_PRUNING_CONSTRAINTS,
     REGRESSOR_PRUNING_CONSTRAINTS,
@@ -182,12 +183,13 @@ class BaseDecisionTree(
         "use_surrogates": ["boolean"],
         "max_surrogates": [Interval(Integral, 0, None, closed="left")],
         "importance_type": IMPORTANCE_TYPE_CONSTRAINT,
+        "verbose": ["verbose"],
     }
 
     def __init__(
         self, *, criterion, splitter, max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf,
         max_features, random_state, max_leaf_nodes, min_impurity_decrease, ccp_alpha, pruning, validation_fraction,
-        max_bins, device, categorical_features, use_surrogates, max_surrogates,
+        max_bins, device, categorical_features, use_surrogates, max_surrogates, verbose,
     ):
         self.criterion = criterion
         self.splitter = splitter
@@ -207,6 +209,7 @@ class BaseDecisionTree(
         self.categorical_features = categorical_features
         self.use_surrogates = use_surrogates
         self.max_surrogates = max_surrogates
+        self.verbose = verbose
 
     def _grow(self, X, y, sample_weight, stats, n_values, validation):
         """Bin ``X``, grow the tree on the rows with positive weight and prune it (``pruning.prune_grown_tree``)."""
@@ -216,10 +219,14 @@ class BaseDecisionTree(
         sample_indices = np.flatnonzero(sample_weight > 0).astype(np.int32)
         self._bin_mapper = fit_bin_mapper(self, X[sample_indices], seed)
         training = BinnedTraining(backend, self._bin_mapper, X)
+        bar = progress_bar(self.verbose, 1, "tree", type(self).__name__)  # the forests' bar, of one tree
         _, (tree,) = training.grow(sample_indices, stats, n_values, params, grower_class=self._grower_class())
         self.tree_ = prune_grown_tree(self, tree, backend, (X, y, sample_weight, sample_indices), validation)
         if self.use_surrogates:
             add_surrogates(self.tree_, X, sample_weight, sample_indices, self.max_surrogates, self.is_categorical_)
+        bar.set_postfix(nodes=self.tree_.node_count, refresh=False)
+        bar.update()
+        bar.close()
         self.max_features_ = params.max_features
         self.device_ = backend.name
         return self
@@ -387,6 +394,8 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         ``decision_path`` follow ``missing_go_to_left`` at a threshold and stop at a multiway split).
         ``criterion`` is not used; ``splitter="random"`` and ``use_surrogates=True`` are refused, and
         ``max_leaf_nodes`` as for ID3.
+    verbose : int, default=0
+        0: silent. ``>= 1``: the forests' tqdm bar on stderr, of the one tree, with its time and node count.
 
     Attributes
     ----------
@@ -417,6 +426,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         min_impurity_decrease=0.0, class_weight=None, ccp_alpha=0.0, min_split_significance=None, pruning=None,
         validation_fraction=0.1, confidence_factor=0.25, subtree_raising=True, max_bins=256, device="auto",
         categorical_features=None, use_surrogates=False, max_surrogates=5, algorithm="cart", importance_type="gain",
+        verbose=0,
     ):
         super().__init__(
             criterion=criterion, splitter=splitter, max_depth=max_depth, min_samples_split=min_samples_split,
@@ -425,6 +435,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
             min_impurity_decrease=min_impurity_decrease, ccp_alpha=ccp_alpha, pruning=pruning,
             validation_fraction=validation_fraction, max_bins=max_bins, device=device,
             categorical_features=categorical_features, use_surrogates=use_surrogates, max_surrogates=max_surrogates,
+            verbose=verbose,
         )
         self.class_weight = class_weight
         self.min_split_significance = min_split_significance
@@ -497,7 +508,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         splits (``gpuforest.importance``); ``get_score`` gives the totals.
     max_bins : int, default=256
     device : {"auto", "cpu", "cuda"}, default="auto"
-    categorical_features, use_surrogates, max_surrogates
+    categorical_features, use_surrogates, max_surrogates, verbose
         As in ``DecisionTreeClassifier``.
 
     Attributes
@@ -517,6 +528,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         min_samples_leaf=1, min_weight_fraction_leaf=0.0, max_features=None, random_state=None, max_leaf_nodes=None,
         min_impurity_decrease=0.0, ccp_alpha=0.0, pruning=None, validation_fraction=0.1, max_bins=256,
         device="auto", categorical_features=None, use_surrogates=False, max_surrogates=5, importance_type="gain",
+        verbose=0,
     ):
         super().__init__(
             criterion=criterion, splitter=splitter, max_depth=max_depth, min_samples_split=min_samples_split,
@@ -525,6 +537,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
             min_impurity_decrease=min_impurity_decrease, ccp_alpha=ccp_alpha, pruning=pruning,
             validation_fraction=validation_fraction, max_bins=max_bins, device=device,
             categorical_features=categorical_features, use_surrogates=use_surrogates, max_surrogates=max_surrogates,
+            verbose=verbose,
         )
         self.importance_type = importance_type
 

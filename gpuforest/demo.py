@@ -3,7 +3,9 @@
 forests, gradient boosting (against ``HistGradientBoosting*``) and AdaBoost.
 
 Run as ``python -m gpuforest.demo``. Every family is first fitted once on tiny
-data, so numba's one-off compilation (or cache load) is reported apart.
+data, so numba's one-off compilation (or cache load) is reported apart. With
+matplotlib (the ``plot`` extra) the fit times are also drawn, by
+``gpuforest.plot_benchmark``, to ``demo-results.png`` in the working directory.
 """
 
 import os
@@ -26,6 +28,10 @@ from . import (
 )
 from .backend import get_backend
 from .compilation import run_warm_up
+from .plotting import plot_benchmark
+
+CHART_PATH = "demo-results.png"
+CHART_COLUMNS = 4
 
 
 def _timed(estimator, X_train, y_train, X_test, y_test):
@@ -93,6 +99,37 @@ def _warm_up():
         pass
 
 
+def write_chart(results, path=CHART_PATH):
+    """Draw the fit times of ``results`` with ``plot_benchmark`` (a panel per comparison) to the PNG ``path``.
+
+    Parameters
+    ----------
+    results : dict
+        ``{"results": [comparison, ...]}``, each comparison a dict with ``rows`` of ``library`` and ``fit_s``
+        (the ``benchmarks/results`` layout that ``plot_benchmark`` reads).
+    path : str or os.PathLike, default="demo-results.png"
+
+    Returns
+    -------
+    str or None
+        The absolute path written, or None (after a line saying how to get it) without matplotlib.
+    """
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        print("No chart: matplotlib is not installed; pip install 'gpuforest[plot]' to get demo-results.png.")
+        return None
+    n_panels = len(results["results"])
+    n_rows = -(-n_panels // CHART_COLUMNS)
+    figure = Figure(figsize=(4 * CHART_COLUMNS, 3.5 * n_rows), layout="constrained")  # no pyplot: no GUI backend
+    axes = figure.subplots(n_rows, CHART_COLUMNS, squeeze=False).ravel()
+    plot_benchmark(results, axes=list(axes[:n_panels]))
+    for unused in axes[n_panels:]:
+        unused.set_visible(False)
+    figure.savefig(path, format="png")
+    return os.path.abspath(path)
+
+
 def main():
     device = get_backend("auto").name
     print(f"gpuforest on device={device!r} vs scikit-learn (trees fully grown unless a depth is given)\n")
@@ -105,6 +142,7 @@ def main():
     )
     print(header)
     print("-" * len(header))
+    comparisons = []
     for name, task, X, y, forest_params in _datasets():
         X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=0)
         metric = "accuracy" if task == "classification" else "R^2"
@@ -115,6 +153,15 @@ def main():
                 f"{name:<22}{model:<10}{metric:<10}{our_score:>11.4f}{their_score:>11.4f}{our_seconds:>9.3f}"
                 f"{their_seconds:>10.3f}{their_seconds / our_seconds:>9.1f}x"
             )
+            comparisons.append({
+                "task": f"{name} {model}", "n_samples": X_train.shape[0], "n_features": X_train.shape[1],
+                "device": device, "rows": [
+                    {"library": "gpuforest", "fit_s": our_seconds}, {"library": "scikit-learn", "fit_s": their_seconds}
+                ],
+            })
+    chart = write_chart({"results": comparisons})
+    if chart is not None:
+        print(f"\nfit times drawn to {chart}")
 
 
 if __name__ == "__main__":

@@ -20,6 +20,15 @@ def fit_bin_mapper(estimator, X, seed):
     return BinMapper(estimator.max_bins, random_state=seed, is_categorical=estimator.is_categorical_).fit(X)
 
 
+def refit_bin_mapper(estimator, X, seed):
+    """``estimator._bin_mapper`` for a warm start, refitted on ``X`` with ``seed`` when the estimator was loaded
+    without it (pickles leave it out): the same ``X`` and seed give the same bins, hence the trees of an
+    uninterrupted fit."""
+    if not hasattr(estimator, "_bin_mapper"):
+        estimator._bin_mapper = fit_bin_mapper(estimator, X, seed)
+    return estimator._bin_mapper
+
+
 class BinnedTraining:
     """A fit's training rows binned on one backend, and the growth of trees on them.
 

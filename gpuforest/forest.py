@@ -39,7 +39,7 @@ from .decision_tree import (
     validate_fit_data,
     validate_predict_data,
 )
-from .fitting import BinnedTraining, fit_bin_mapper
+from .fitting import BinnedTraining, fit_bin_mapper, refit_bin_mapper
 from .model_io import ModelFileMixin
 from .importance import IMPORTANCE_TYPE_CONSTRAINT, ImportanceTypeMixin
 from .partial_dependence import RecursionPartialDependenceMixin
@@ -150,6 +150,8 @@ class BaseForest(
             self._seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
             positive = sample_weight > 0
             self._bin_mapper = fit_bin_mapper(self, X[positive], self._seed)
+        else:
+            refit_bin_mapper(self, X[sample_weight > 0], self._seed)
         n_more = self.n_estimators - len(self.trees_)
         if n_more < 0:
             raise ValueError(
@@ -385,7 +387,6 @@ class BaseForest(
             estimator.feature_names_in_ = self.feature_names_in_
         estimator.max_features_ = self.max_features_
         estimator.device_ = self.device_
-        estimator._bin_mapper = self._bin_mapper
         estimator.is_categorical_, estimator.categories_ = self.is_categorical_, self.categories_
         self._set_estimator_targets(estimator)
         return estimator

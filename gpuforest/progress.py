@@ -87,33 +87,39 @@ def log_line(text):
     tqdm.write(text, file=sys.stderr)
 
 
-def eval_pair(eval_set):
-    """``eval_set`` as one tuple ``(X_val, y_val[, sample_weight_val])``, or None.
+def eval_sets(eval_set):
+    """``eval_set`` as a list of tuples ``(X_val, y_val[, sample_weight_val])``, empty for None.
 
     Parameters
     ----------
     eval_set : None, tuple or list
-        The tuple itself, or XGBoost's list of ``(X_val, y_val)`` pairs, which must
-        hold exactly one pair: gpuforest scores the training data itself, and one
-        validation set decides early stopping (a second one would be ignored).
+        One tuple, or XGBoost's list of ``(X_val, y_val)`` pairs (any number of them).
 
     Returns
     -------
-    None or tuple of length 2 or 3
+    list of tuples of length 2 or 3
     """
     if eval_set is None:
-        return None
+        return []
     if isinstance(eval_set, list):
+        if not eval_set:
+            raise ValueError("eval_set is an empty list: pass None or a list of (X_val, y_val) pairs.")
         if not all(isinstance(pair, (tuple, list)) and len(pair) in (2, 3) for pair in eval_set):
             raise TypeError("eval_set as a list must hold (X_val, y_val) pairs, as in XGBoost.")
-        if len(eval_set) != 1:
-            raise ValueError(
-                f"eval_set holds {len(eval_set)} pairs; gpuforest uses one validation pair (the training scores "
-                "are recorded without it): pass [(X_val, y_val)]."
-            )
-        eval_set = tuple(eval_set[0])
+        return [tuple(pair) for pair in eval_set]
     if not isinstance(eval_set, tuple) or len(eval_set) not in (2, 3):
         raise TypeError(
-            "eval_set must be a tuple (X_val, y_val[, sample_weight_val]) or a list holding one (X_val, y_val) pair."
+            "eval_set must be a tuple (X_val, y_val[, sample_weight_val]) or a list of (X_val, y_val) pairs."
         )
-    return eval_set
+    return [eval_set]
+
+
+def eval_pair(eval_set):
+    """The one validation set of a pruned tree: ``eval_set`` as a tuple ``(X_val, y_val[, sample_weight_val])``,
+    or None; a list must hold exactly one pair (``eval_sets`` gives the forms)."""
+    pairs = eval_sets(eval_set)
+    if len(pairs) > 1:
+        raise ValueError(
+            f"eval_set holds {len(pairs)} pairs; a tree's pruning uses one validation set: pass [(X_val, y_val)]."
+        )
+    return pairs[0] if pairs else None

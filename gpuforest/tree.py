@@ -547,7 +547,9 @@ def pack_complete_forest(trees, max_depth=COMPLETE_MAX_DEPTH):
 
 class PackedTreesMixin:
     """``_packed``, ``pack_forest`` of an ensemble's ``trees_`` (built by ``_pack_trees`` at the end of ``fit``),
-    left out of pickles and rebuilt on loading: each tree is stored once, in ``trees_``."""
+    left out of pickles and rebuilt on loading: each tree is stored once, in ``trees_``. The ``_bin_mapper`` is
+    left out too: prediction reads the trees' raw thresholds only, and a warm start refits the bins on its ``X``
+    (``refit_bin_mapper``), so a pickle is no larger than scikit-learn's."""
 
     def _pack_trees(self):
         self._packed = pack_forest(self.trees_)
@@ -563,6 +565,7 @@ class PackedTreesMixin:
     def __getstate__(self):
         state = dict(super().__getstate__())  # a copy: scikit-learn's is the instance's own dict
         state.pop("_packed", None)
+        state.pop("_bin_mapper", None)
         return state
 
     def __setstate__(self, state):

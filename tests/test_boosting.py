@@ -382,3 +382,63 @@ def test_predicted_raw_scores_are_the_staged_sums_bit_for_bit(layout, monkeypatc
     forest = model._packed_trees().raw_forest()
     assert forest.raw_kernel == {"complete": "predict_raw_complete", "nodes": "predict_raw"}[layout]
     np.testing.assert_array_equal(list(model.staged_decision_function(X))[-1], model.decision_function(X))
+
+
+# --- iteration_range ------------------------------------------------------------------
+
+
+def summed_rounds(model, X, begin, end):
+    """Naive raw scores: the baseline plus every tree of rounds begin..end-1, tree by tree."""
+    n_per_round = model.baseline_.shape[0]
+    raw = np.tile(model.baseline_, (X.shape[0], 1))
+    for index in range(begin * n_per_round, end * n_per_round):
+        tree = model.trees_[index]
+        raw[:, index % n_per_round] += tree.value[tree.apply(X.astype(np.float32), get_backend("cpu")), 0, 0]
+    return raw
+
+
+def small_boosting(estimator_class, **params):
+    defaults = dict(n_estimators=6, max_leaf_nodes=4, min_samples_leaf=5, device="cpu", random_state=0)
+    return estimator_class(**{**defaults, **params})
+
+
+@pytest.mark.parametrize("begin, end", [(0, 3), (2, 5), (1, 6)])
+def test_regressor_iteration_range_sums_those_rounds_trees(begin, end):
+    X, signal, rng = integer_data(200)
+    model = small_boosting(GradientBoostingRegressor, early_stopping=False).fit(X, signal)
+    np.testing.assert_allclose(model.predict(X, iteration_range=(begin, end)), summed_rounds(model, X, begin, end)[:, 0],
+                               rtol=1e-12)
+    if begin == 0:
+        np.testing.assert_array_equal(model.predict(X, iteration_range=(0, end)), list(model.staged_predict(X))[end - 1])
+
+
+def test_classifier_iteration_range_in_every_prediction_method():
+    X, y = load_digits(n_class=3, return_X_y=True)
+    X, y = X[:150], y[:150]
+    model = small_boosting(GradientBoostingClassifier, early_stopping=False).fit(X, y)
+    np.testing.assert_allclose(model.decision_function(X, iteration_range=(1, 4)), summed_rounds(model, X, 1, 4),
+                               rtol=1e-12)
+    staged = [list(stages)[2] for stages in (
+        model.staged_decision_function(X), model.staged_predict_proba(X), model.staged_predict(X)
+    )]
+    for method, expected in zip((model.decision_function, model.predict_proba, model.predict), staged):
+        np.testing.assert_array_equal(method(X, iteration_range=(0, 3)), expected)
+    np.testing.assert_array_equal(model.predict_proba(X, iteration_range=(0, 0)), model.predict_proba(X))
+
+
+def test_iteration_range_of_the_best_iteration_is_the_best_model():
+    X, signal, rng = integer_data(300)
+    X_val, y_val = X[200:], signal[200:] + rng.normal(size=100)
+    model = small_boosting(GradientBoostingRegressor, n_estimators=60, learning_rate=0.5, n_iter_no_change=3)
+    model.fit(X[:200], signal[:200] + rng.normal(size=200), eval_set=(X_val, y_val))
+    assert 1 <= model.best_iteration_ < model.n_iter_
+    best = model.predict(X_val, iteration_range=(0, model.best_iteration_))
+    assert 0.5 * np.mean((y_val - best) ** 2) == pytest.approx(-model.validation_score_[model.best_iteration_])
+
+
+def test_bad_iteration_ranges_are_refused():
+    X, signal, _ = integer_data(100)
+    model = small_boosting(GradientBoostingRegressor, early_stopping=False).fit(X, signal)
+    for iteration_range in [(0, 7), (3, 3), (-1, 2), (0.5, 2), (1,), "ab", 3]:
+        with pytest.raises(ValueError, match="iteration_range must be a pair"):
+            model.predict(X, iteration_range=iteration_range)

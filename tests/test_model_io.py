@@ -227,9 +227,11 @@ def test_a_callable_is_refused_at_save(tmp_path):
         model.save_model(tmp_path / "model.gpuforest")
 
 
-def test_pickled_forest_is_no_larger_than_scikit_learns():
-    X_big, y_big = make_classification(n_samples=400, n_features=5, random_state=0)
-    params = dict(n_estimators=100, max_depth=8, random_state=0)  # scikit-learn's default n_estimators
+@pytest.mark.parametrize("n_estimators, max_depth", [(10, 4), (100, 4), (10, None), (100, None)])
+def test_pickled_forest_is_no_larger_than_scikit_learns(n_estimators, max_depth):
+    # Continuous features: ~254 bin thresholds each, the fixed cost a pickle of the bins would carry.
+    X_big, y_big = make_classification(n_samples=300, n_features=10, random_state=0)
+    params = dict(n_estimators=n_estimators, max_depth=max_depth, random_state=0)
     ours = gf.RandomForestClassifier(device="cpu", **params).fit(X_big, y_big)
     ours.predict(X_big)  # builds the packed prediction layout, which is not pickled
     theirs = SklearnRandomForestClassifier(**params).fit(X_big, y_big)
@@ -237,3 +239,15 @@ def test_pickled_forest_is_no_larger_than_scikit_learns():
     restored = pickle.loads(pickle.dumps(ours))
     np.testing.assert_array_equal(restored.predict_proba(X_big), ours.predict_proba(X_big))
     np.testing.assert_array_equal(restored.apply(X_big), ours.apply(X_big))
+
+
+@pytest.mark.parametrize("make_model", [
+    lambda n: gf.RandomForestClassifier(n_estimators=n, max_depth=4, random_state=0, device="cpu"),
+    lambda n: gf.GradientBoostingClassifier(n_estimators=n, max_depth=3, early_stopping=False, device="cpu"),
+])
+def test_warm_start_after_unpickling_grows_the_uninterrupted_model(make_model):
+    """The bins are not pickled: a warm start refits them on the same X, and grows the trees of one fit."""
+    first = pickle.loads(pickle.dumps(make_model(3).fit(X, y)))
+    assert not hasattr(first, "_bin_mapper")
+    resumed = first.set_params(warm_start=True, n_estimators=6).fit(X, y)
+    np.testing.assert_array_equal(resumed.predict_proba(X), make_model(6).fit(X, y).predict_proba(X))

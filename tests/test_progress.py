@@ -177,18 +177,54 @@ def test_eval_set_without_early_stopping_is_scored_not_ignored():
 
 
 @pytest.mark.parametrize("eval_set, error, match", [
-    ("list of two", ValueError, "holds 2 pairs"),
+    ("empty list", ValueError, "empty list"),
     ("not pairs", TypeError, "must hold \\(X_val, y_val\\) pairs"),
     ("array", TypeError, "must be a tuple"),
 ])
 def test_bad_eval_sets_are_refused(eval_set, error, match):
     X, y, X_val, y_val = regression_data()
-    eval_set = {
-        "list of two": [(X, y), (X_val, y_val)], "not pairs": [X_val, y_val, y_val, y_val], "array": X_val,
-    }[eval_set]
+    eval_set = {"empty list": [], "not pairs": [X_val, y_val, y_val, y_val], "array": X_val}[eval_set]
     for model in (boosting(), DecisionTreeRegressor(pruning="reduced_error", device="cpu")):
         with pytest.raises(error, match=match):
             model.fit(X, y, eval_set=eval_set)
+
+
+def test_tree_pruning_refuses_two_validation_sets():
+    X, y, X_val, y_val = regression_data()
+    with pytest.raises(ValueError, match="holds 2 pairs"):
+        DecisionTreeRegressor(pruning="reduced_error", device="cpu").fit(X, y, eval_set=[(X, y), (X_val, y_val)])
+
+
+def test_every_eval_set_pair_is_recorded_and_the_last_decides_early_stopping():
+    X, y, X_val, y_val = regression_data()
+    model = boosting(n_estimators=40, n_iter_no_change=2, tol=0.05).fit(X, y, eval_set=[(X, y), (X_val, y_val)])
+    last_only = boosting(n_estimators=40, n_iter_no_change=2, tol=0.05).fit(X, y, eval_set=(X_val, y_val))
+    assert model.n_iter_ == last_only.n_iter_ < 40
+    assert model.validation_score_ == last_only.validation_score_
+    assert list(model.evals_result_) == ["validation_0", "validation_1"]
+    for name, (X_eval, y_eval) in (("validation_0", (X, y)), ("validation_1", (X_val, y_val))):
+        np.testing.assert_allclose(model.evals_result_[name]["loss"], half_squared_errors(model, X_eval, y_eval),
+                                   rtol=1e-6)
+
+
+def test_eval_sets_without_early_stopping_are_recorded_and_logged(capsys):
+    X, y, X_val, y_val = regression_data()
+    X_other, y_other = X_val[:20], y_val[:20]
+    model = boosting(early_stopping=False, verbose=3).fit(X, y, eval_set=[(X_val, y_val), (X_other, y_other)])
+    assert model.n_iter_ == 6
+    references = [half_squared_errors(model, X_val, y_val), half_squared_errors(model, X_other, y_other)]
+    for index, reference in enumerate(references):
+        np.testing.assert_allclose(model.evals_result_[f"validation_{index}"]["loss"], reference, rtol=1e-6)
+    lines = re.findall(r"\[(\d+)\] train loss \S+, validation_0 loss (\S+), validation_1 loss (\S+)",
+                       capsys.readouterr().err)
+    assert [int(round) for round, _, _ in lines] == [3, 6]
+    for round, first, second in lines:
+        np.testing.assert_allclose([float(first), float(second)], [r[int(round) - 1] for r in references], rtol=1e-5)
+
+
+def test_evals_result_is_empty_without_eval_set():
+    X, y, _, _ = regression_data()
+    assert boosting(early_stopping=True).fit(X, y).evals_result_ == {}
 
 
 def test_tree_pruning_takes_eval_set_as_a_list_of_one_pair():
@@ -198,3 +234,13 @@ def test_tree_pruning_takes_eval_set_as_a_list_of_one_pair():
     full = DecisionTreeRegressor(device="cpu").fit(X, y)
     assert as_list.tree_.node_count == as_tuple.tree_.node_count < full.tree_.node_count
     np.testing.assert_array_equal(as_list.predict(X_val), as_tuple.predict(X_val))
+
+
+def test_a_single_tree_shows_one_bar_when_verbose_and_nothing_by_default(capsys):
+    X, y, _, _ = regression_data()
+    DecisionTreeRegressor(max_depth=3, device="cpu").fit(X, y)
+    assert capsys.readouterr() == ("", "")
+    tree = DecisionTreeRegressor(max_depth=3, device="cpu", verbose=1).fit(X, y)
+    captured = capsys.readouterr()
+    assert captured.out == "" and "DecisionTreeRegressor" in captured.err and "1/1" in captured.err
+    assert f"nodes={tree.tree_.node_count}" in captured.err
