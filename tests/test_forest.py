@@ -216,13 +216,11 @@ def test_default_reject_label_is_not_a_class():
 
 def test_weighted_voting_without_oob_score_does_not_warn():
     X, y = classification_data(n_samples=60)
-    counts = reference.bootstrap_counts(
-        RandomForestClassifier(n_estimators=2, random_state=0, device="cpu").fit(X, y)._seed, 0, 2, 60, 60
-    )
-    assert np.any(np.all(counts > 0, axis=0)), "some row is never out of bag: oob_score=True would warn"
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         forest = RandomForestClassifier(n_estimators=2, voting="weighted", random_state=0, device="cpu").fit(X, y)
+    counts = reference.bootstrap_counts(forest._seed, 0, 2, 60, 60)
+    assert np.any(np.all(counts > 0, axis=0)), "some row is never out of bag: oob_score=True would warn"
     assert forest.estimator_weights_.shape == (2,)
 
 
