@@ -32,7 +32,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 
-from .backend import get_backend
+from .backend import get_backend, members_device
 from .categorical import record_categories
 from .decision_tree import (
     TREE_PARAMETER_CONSTRAINTS,
@@ -128,6 +128,7 @@ class _WeightBoosting(AllowNaNMixin, ModelFileMixin):
                 break
             sample_weight = sample_weight / total
         bar.close()
+        self.device_ = members_device(self.estimators_, self.device)
         return self
 
 
@@ -191,6 +192,9 @@ class AdaBoostClassifier(_WeightBoosting, _SklearnAdaBoostClassifier):
         Each member's weighted training error (1 past an early stop).
     classes_ : ndarray of shape (n_classes,)
     n_classes_ : int
+    device_ : {"cpu", "cuda"}
+        The backend the members ran on, as the forests' ``device_`` (``"cpu"`` for
+        estimators other than gpuforest's).
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
     is_categorical_, categories_
@@ -355,6 +359,8 @@ class AdaBoostRegressor(_WeightBoosting, _SklearnAdaBoostRegressor):
         As in ``sklearn.ensemble.AdaBoostRegressor``.
     is_categorical_, categories_
         As in ``gpuforest.DecisionTreeClassifier``.
+    device_ : {"cpu", "cuda"}
+        As in ``AdaBoostClassifier``.
     """
 
     _parameter_constraints = {**_SklearnAdaBoostRegressor._parameter_constraints, **_DEVICE_CONSTRAINTS}

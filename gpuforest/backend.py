@@ -709,3 +709,14 @@ def get_backend(device):
     if device == "auto" and not config.ENABLE_CUDASIM and cuda_available():
         return CUDABackend()
     return CPUBackend()
+
+
+def members_device(members, device):
+    """``device_`` of an ensemble of fitted ``members``: the backend they ran on.
+
+    The first member's ``device_`` (a gpuforest estimator's); ``"cpu"`` for other
+    estimators, which run on the CPU; the backend of ``device`` without members.
+    """
+    if not members:
+        return get_backend(device).name
+    return getattr(members[0], "device_", "cpu")

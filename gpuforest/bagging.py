@@ -8,7 +8,8 @@ default) and every member sees every feature (``max_features=1.0``, no
 as one batched forest on the backend: a ``RandomForest*`` with the tree's
 parameters, whose members are the bagging members (``estimators_``).
 ``BaggingClassifier`` also takes the forests' ``voting`` and ``reject_label``,
-and both take ``categorical_features`` for that batched forest.
+and both take ``categorical_features`` for that batched forest and ``device``
+for the default tree.
 """
 
 import numpy as np
@@ -18,12 +19,14 @@ from sklearn.utils._mask import indices_to_mask
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import _num_features, check_is_fitted, validate_data
 
-from .backend import get_backend
+from .backend import get_backend, members_device
 from .categorical import CATEGORICAL_FEATURES_CONSTRAINT, encode_fit_input, record_categories
-from .decision_tree import DecisionTreeClassifier, DecisionTreeRegressor, validate_predict_data
+from .decision_tree import (
+    TREE_PARAMETER_CONSTRAINTS, DecisionTreeClassifier, DecisionTreeRegressor, validate_predict_data,
+)
 from .forest import RandomForestClassifier, RandomForestRegressor
 from .model_io import ModelFileMixin
-from .voting import VOTING_STRATEGIES, combine_votes, predict_from_votes
+from .voting import VOTING_STRATEGIES, combine_votes, predict_from_votes, resolve_reject_label
 
 # Tree parameters a batched forest takes over from the base tree.
 _TREE_PARAMETERS = (
@@ -40,7 +43,7 @@ class _BatchedTreeBagging(ModelFileMixin):
     _forest_class = None
 
     def _get_estimator(self):
-        return self._tree_class() if self.estimator is None else self.estimator
+        return self._tree_class(device=self.device) if self.estimator is None else self.estimator
 
     def _grows_forest(self, n_features, fit_params):
         """Whether the members can be grown as one batched forest."""
@@ -82,6 +85,7 @@ class _BatchedTreeBagging(ModelFileMixin):
                 )
             self.forest_ = None
             super().fit(X, y, sample_weight=sample_weight, **fit_params)
+            self.device_ = members_device(self.estimators_, self.device)
             self._after_loop_fit(X, y)
             return self
         self._validate_params()
@@ -92,6 +96,7 @@ class _BatchedTreeBagging(ModelFileMixin):
             self.forest_ = self._forest_class(**self._forest_params())
         self.forest_.set_params(**self._forest_params())
         self.forest_.fit(X, y, sample_weight=sample_weight)
+        self.device_ = self.forest_.device_
         self.estimator_ = self._get_estimator()
         self.estimators_ = self.forest_.estimators_
         self.estimators_features_ = [np.arange(n_features)] * len(self.estimators_)
@@ -141,10 +146,14 @@ class BaggingClassifier(_BatchedTreeBagging, _SklearnBaggingClassifier):
         As in ``RandomForestClassifier``: mean probabilities, most votes,
         more than half of the votes (else ``reject_label``), or votes weighted
         by each member's out-of-bag accuracy (``estimator_weights_``).
-    reject_label : object, default=-1
+    reject_label : int, float, str or None, default=None
+        As in ``RandomForestClassifier``.
     categorical_features : None, "from_dtype", or array-like of bool, int or str, default=None
         The categorical features, as in ``gpuforest.DecisionTreeClassifier``, for the batched
         forest (other members raise a ValueError); None leaves the tree's own.
+    device : {"auto", "cpu", "cuda"}, default="auto"
+        ``device`` of the default tree (``estimator=None``), as in the forests; a given
+        estimator keeps its own.
 
     Attributes
     ----------
@@ -152,6 +161,8 @@ class BaggingClassifier(_BatchedTreeBagging, _SklearnBaggingClassifier):
         The batched forest behind the members, if they were grown as one.
     is_categorical_, categories_
         As in ``gpuforest.DecisionTreeClassifier``.
+    device_ : {"cpu", "cuda"}
+        The backend the members ran on (``"cpu"`` for estimators other than gpuforest's).
     estimators_, estimators_features_, estimators_samples_, classes_, n_classes_,
     oob_score_, oob_decision_function_
         As in scikit-learn.
@@ -164,6 +175,7 @@ class BaggingClassifier(_BatchedTreeBagging, _SklearnBaggingClassifier):
         "voting": [StrOptions(set(VOTING_STRATEGIES))],
         "reject_label": "no_validation",
         "categorical_features": CATEGORICAL_FEATURES_CONSTRAINT,
+        "device": TREE_PARAMETER_CONSTRAINTS["device"],
     }
     _tree_class = DecisionTreeClassifier
     _forest_class = RandomForestClassifier
@@ -171,7 +183,7 @@ class BaggingClassifier(_BatchedTreeBagging, _SklearnBaggingClassifier):
     def __init__(
         self, estimator=None, n_estimators=10, *, max_samples=None, max_features=1.0, bootstrap=True,
         bootstrap_features=False, oob_score=False, warm_start=False, n_jobs=None, random_state=None, verbose=0,
-        voting="soft", reject_label=-1, categorical_features=None,
+        voting="soft", reject_label=None, categorical_features=None, device="auto",
     ):
         super().__init__(
             estimator=estimator, n_estimators=n_estimators, max_samples=max_samples, max_features=max_features,
@@ -181,6 +193,7 @@ class BaggingClassifier(_BatchedTreeBagging, _SklearnBaggingClassifier):
         self.voting = voting
         self.reject_label = reject_label
         self.categorical_features = categorical_features
+        self.device = device
 
     def _forest_params(self):
         tree = self._get_estimator()
@@ -202,7 +215,10 @@ class BaggingClassifier(_BatchedTreeBagging, _SklearnBaggingClassifier):
         return member_proba
 
     def _after_loop_fit(self, X, y):
-        """With ``voting="weighted"``: each member's out-of-bag accuracy."""
+        """Checks ``reject_label`` (``voting="majority"``); with ``voting="weighted"``: each member's out-of-bag
+        accuracy."""
+        if self.voting == "majority":
+            resolve_reject_label(self.classes_, self.reject_label)
         if self.voting != "weighted":
             return
         X = validate_data(self, X, reset=False, ensure_all_finite=False)
@@ -238,13 +254,14 @@ class BaggingRegressor(_BatchedTreeBagging, _SklearnBaggingRegressor):
 
     Parameters and attributes are those of ``sklearn.ensemble.BaggingRegressor``
     (default estimator ``gpuforest.DecisionTreeRegressor()``), plus
-    ``categorical_features``, ``forest_``, ``is_categorical_`` and ``categories_`` as in
-    ``BaggingClassifier``.
+    ``categorical_features``, ``device``, ``forest_``, ``is_categorical_``, ``categories_`` and
+    ``device_`` as in ``BaggingClassifier``.
     """
 
     _parameter_constraints = {
         **_SklearnBaggingRegressor._parameter_constraints,
         "categorical_features": CATEGORICAL_FEATURES_CONSTRAINT,
+        "device": TREE_PARAMETER_CONSTRAINTS["device"],
     }
     _tree_class = DecisionTreeRegressor
     _forest_class = RandomForestRegressor
@@ -252,7 +269,7 @@ class BaggingRegressor(_BatchedTreeBagging, _SklearnBaggingRegressor):
     def __init__(
         self, estimator=None, n_estimators=10, *, max_samples=None, max_features=1.0, bootstrap=True,
         bootstrap_features=False, oob_score=False, warm_start=False, n_jobs=None, random_state=None, verbose=0,
-        categorical_features=None,
+        categorical_features=None, device="auto",
     ):
         super().__init__(
             estimator=estimator, n_estimators=n_estimators, max_samples=max_samples, max_features=max_features,
@@ -260,6 +277,7 @@ class BaggingRegressor(_BatchedTreeBagging, _SklearnBaggingRegressor):
             warm_start=warm_start, n_jobs=n_jobs, random_state=random_state, verbose=verbose,
         )
         self.categorical_features = categorical_features
+        self.device = device
 
     def predict(self, X, **params):
         """Mean of the members' predictions, shape (n_samples,)."""

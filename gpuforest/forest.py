@@ -60,7 +60,7 @@ from .statistics import (
     regression_statistics,
 )
 from .tree import PackedTreesMixin
-from .voting import VOTING_STRATEGIES, combine_votes, predict_from_votes
+from .voting import VOTING_STRATEGIES, combine_votes, predict_from_votes, resolve_reject_label
 
 # Bytes of device memory per (tree, row) while a batch grows: the draw counts (4),
 # the in-bag mask (1), and the tree's row indices plus the partition's scratch copy (4 + 4).
@@ -342,7 +342,7 @@ class BaseForest(
                 self._oob_count[block] += out_of_bag.sum(axis=0)
                 self._oob_tree_count[start:start + count] += out_of_bag.sum(axis=1)
                 self._oob_per_tree(values, out_of_bag, targets[block], start)
-        if np.any(self._oob_count == 0):
+        if self.oob_score and np.any(self._oob_count == 0):  # weighted voting alone needs only the trees' accuracy
             warnings.warn(
                 "Some inputs do not have OOB scores. This probably means too few trees were used to compute any "
                 "reliable OOB estimates.",
@@ -359,9 +359,22 @@ class BaseForest(
 
     @property
     def estimators_(self):
-        """Each tree as a fitted decision-tree estimator (views of the forest's arrays)."""
+        """Each tree as a fitted decision-tree estimator (views of the forest's arrays).
+
+        Built on first access and kept until ``trees_`` changes (a refit or ``warm_start``).
+        """
         check_is_fitted(self, "trees_")
-        return [self._as_estimator(index, tree) for index, tree in enumerate(self.trees_)]
+        cached = getattr(self, "_estimators", None)
+        if cached is None or len(cached) != len(self.trees_) or any(
+            estimator.tree_ is not tree for estimator, tree in zip(cached, self.trees_)
+        ):
+            self._estimators = [self._as_estimator(index, tree) for index, tree in enumerate(self.trees_)]
+        return self._estimators
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_estimators", None)  # rebuilt from trees_ on access: each tree is stored once
+        return state
 
     @property
     def estimator_(self):
@@ -500,6 +513,8 @@ class ForestClassifier(ClassifierMixin, BaseForest):
             sample_weight = sample_weight * compute_sample_weight(self.class_weight, y_encoded)
         if self.voting == "weighted" and not self.bootstrap:
             raise ValueError("voting='weighted' weights trees by out-of-bag accuracy, which needs bootstrap=True.")
+        if self.voting == "majority":
+            resolve_reject_label(self.classes_, self.reject_label)  # refused at fit, not first at predict
         return y_encoded, sample_weight
 
     def _n_values(self):
@@ -644,9 +659,12 @@ _CLASSIFIER_DOC = """{summary}
     voting : {{"soft", "plurality", "majority", "weighted"}}, default="soft"
         How the trees' predictions combine (see ``predict_proba``);
         ``"weighted"`` needs ``bootstrap=True``.
-    reject_label : object, default=-1
+    reject_label : int, float, str or None, default=None
         ``predict``'s answer, with ``voting="majority"``, for a row where no
-        class gets more than half of the votes.
+        class gets more than half of the votes. ``None``: ``"rejected"`` for string
+        classes, else ``-1`` (``min(classes_) - 1`` when ``-1`` is a class); a given
+        label of another type than the classes' (``TypeError``) or equal to a class
+        (``ValueError``) is refused at ``fit`` (``gpuforest.voting.resolve_reject_label``).
     importance_type : {{"gain", "split", "cover"}}, default="gain"
         What ``feature_importances_`` measures: impurity decrease, number of splits, or training weight at the
         splits (``gpuforest.importance``); ``get_score`` gives the totals.
@@ -706,7 +724,7 @@ def _classifier_init(default_bootstrap, default_max_features):
         min_weight_fraction_leaf=0.0, max_features=default_max_features, max_leaf_nodes=None,
         min_impurity_decrease=0.0, bootstrap=default_bootstrap, oob_score=False, n_jobs=None, random_state=None,
         verbose=0, warm_start=False, class_weight=None, ccp_alpha=0.0, max_samples=None, voting="soft",
-        reject_label=-1, min_split_significance=None, pruning=None, validation_fraction=0.1, confidence_factor=0.25,
+        reject_label=None, min_split_significance=None, pruning=None, validation_fraction=0.1, confidence_factor=0.25,
         subtree_raising=True, max_bins=256, device="auto", categorical_features=None, importance_type="gain",
     ):
         BaseForest.__init__(

@@ -115,14 +115,63 @@ def combine_votes(member_proba, voting, weights=None):
     return total / weights.sum()
 
 
-def check_reject_label(classes, reject_label):
-    """Raise a ``ValueError`` if ``reject_label`` equals one of ``classes``."""
-    # Python equality, so a string never equals a number and NaN never equals itself.
-    if any(label == reject_label for label in np.asarray(classes).tolist()):
+def _is_text(classes):
+    """Whether ``classes`` are strings (a text dtype, or objects that are all ``str``)."""
+    return classes.dtype.kind in "US" or (
+        classes.dtype.kind == "O" and all(isinstance(label, str) for label in classes.tolist())
+    )
+
+
+def resolve_reject_label(classes, reject_label):
+    """The label of rejected samples: ``reject_label``, or the default for ``None``, checked against ``classes``.
+
+    Parameters
+    ----------
+    classes : ndarray of shape (n_classes,)
+    reject_label : scalar or None
+        ``None`` picks a label of the classes' type that is not a class: ``"rejected"``
+        (with ``"_"`` appended while that is a class) for string classes, else ``-1``, or
+        ``min(classes) - 1`` when ``-1`` is a class.
+
+    Returns
+    -------
+    reject_label : scalar
+
+    Raises
+    ------
+    TypeError
+        If ``reject_label`` is not a string for string classes, or not a real number for
+        numeric classes: predictions would mix types that ``score`` cannot compare.
+    ValueError
+        If ``reject_label`` equals one of ``classes``.
+    """
+    classes = np.asarray(classes)
+    text = _is_text(classes)
+    labels = classes.tolist()
+    if reject_label is None:
+        if text:
+            reject_label = "rejected"
+            while reject_label in labels:
+                reject_label += "_"
+            return reject_label
+        return -1 if -1 not in labels else min(labels) - 1
+    if text and not isinstance(reject_label, str):
+        raise TypeError(
+            f"reject_label={reject_label!r} is not a string but the classes are: predictions would mix types. "
+            'Pass a string such as reject_label="rejected", or None for that default.'
+        )
+    if classes.dtype.kind in "biuf" and not isinstance(reject_label, Real):
+        raise TypeError(
+            f"reject_label={reject_label!r} is not a number but the classes are: predictions would mix types. "
+            "Pass a number such as reject_label=-1, or None for a default that is not a class."
+        )
+    # Python equality, so NaN never equals itself.
+    if any(label == reject_label for label in labels):
         raise ValueError(
             f"reject_label={reject_label!r} is one of the classes {classes!r}: rejected samples "
-            "could not be told apart from that class. Choose a reject_label that is not a class."
+            "could not be told apart from that class. Choose a reject_label that is not a class, or None."
         )
+    return reject_label
 
 
 def _prediction_dtype(classes_dtype, label_dtype):
@@ -152,16 +201,16 @@ def predict_from_votes(scores, voting, classes, reject_label):
         the highest score, the lowest class index on ties.
     classes : ndarray of shape (n_classes,)
         Label of each class index.
-    reject_label : scalar
-        Label of rejected samples with ``"majority"``; must not be one of ``classes``.
-        Unused otherwise.
+    reject_label : scalar or None
+        Label of rejected samples with ``"majority"``, as ``resolve_reject_label`` checks
+        it (``None``: its default). Unused otherwise.
 
     Returns
     -------
     labels : ndarray of shape (n_samples,)
         ``classes[argmax(scores)]``, of ``classes``' dtype except with ``"majority"``:
-        then numpy's common dtype of ``classes`` and ``reject_label``, or object when they
-        have none or only one of them is text (e.g. string classes with ``reject_label=-1``).
+        then numpy's common dtype of ``classes`` and ``reject_label`` (e.g. int64 for uint8
+        classes and -1), or object when they have none.
     """
     if voting not in VOTING_STRATEGIES:
         raise ValueError(f"voting must be one of {VOTING_STRATEGIES}; got {voting!r}.")
@@ -170,7 +219,7 @@ def predict_from_votes(scores, voting, classes, reject_label):
     labels = classes[winners]
     if voting != "majority":
         return labels
-    check_reject_label(classes, reject_label)
+    reject_label = resolve_reject_label(classes, reject_label)
     labels = labels.astype(_prediction_dtype(classes.dtype, np.asarray(reject_label).dtype))
     labels[~(scores[np.arange(scores.shape[0]), winners] > 0.5)] = reject_label
     return labels
@@ -205,12 +254,14 @@ class VotingClassifier(ModelFileMixin, _SklearnVotingClassifier):
     n_jobs, flatten_transform, verbose
         As in ``sklearn.ensemble.VotingClassifier``. ``transform`` returns class
         probabilities for ``"soft"`` and each estimator's encoded labels otherwise.
-    reject_label : int, float, str or None, default=-1
+    reject_label : int, float, str or None, default=None
         ``predict``'s label for samples without a majority (``voting="majority"`` only).
-        It must not be one of the classes (``fit`` and ``predict`` raise a ``ValueError``),
-        so with classes ``{-1, 1}`` choose another one. Majority predictions have numpy's
-        common dtype of ``classes_`` and ``reject_label``: with string classes pass a string
-        (e.g. ``"rejected"``), or predictions are an object array mixing strings and ``-1``.
+        ``None``: ``"rejected"`` for string classes (``"_"`` appended while that is a
+        class), else ``-1``, or ``min(classes_) - 1`` when ``-1`` is a class. A given label
+        must have the classes' type (a string for string classes, a number for numeric
+        ones; else ``fit`` and ``predict`` raise a ``TypeError``) and must not be a class
+        (a ``ValueError``). Majority predictions have numpy's common dtype of ``classes_``
+        and ``reject_label``.
 
     Attributes
     ----------
@@ -231,7 +282,7 @@ class VotingClassifier(ModelFileMixin, _SklearnVotingClassifier):
 
     def __init__(
         self, estimators, *, voting="hard", weights=None, n_jobs=None, flatten_transform=True, verbose=False,
-        reject_label=-1,
+        reject_label=None,
     ):
         super().__init__(
             estimators, voting=voting, weights=weights, n_jobs=n_jobs, flatten_transform=flatten_transform,
@@ -243,13 +294,13 @@ class VotingClassifier(ModelFileMixin, _SklearnVotingClassifier):
         """Fit clones of the estimators on ``X`` (n_samples, n_features) and labels ``y``.
 
         As ``sklearn.ensemble.VotingClassifier.fit``; then checks ``weights`` and, for
-        ``voting="majority"``, that ``reject_label`` is not a class.
+        ``voting="majority"``, ``reject_label`` (``resolve_reject_label``).
         """
         super().fit(X, y, **fit_params)
         if self.weights is not None:
             check_weights(self._weights_not_none, len(self.estimators_))
         if self.voting == "majority":
-            check_reject_label(self.classes_, self.reject_label)
+            resolve_reject_label(self.classes_, self.reject_label)
         return self
 
     def predict(self, X):

@@ -173,7 +173,7 @@ def test_members_without_sample_weight_fit_on_a_weighted_resample():
     )
     np.testing.assert_array_equal(first.estimator_weights_, second.estimator_weights_)
     np.testing.assert_array_equal(first.predict_proba(X), second.predict_proba(X))
-    assert not np.array_equal(first.estimator_weights_, other.estimator_weights_)
+    assert np.any(first.estimator_weights_ != other.estimator_weights_)  # both (n_estimators,): elementwise
     assert first.score(X, y) > 0.6
     # Draws follow the weights: rows weighted 0 are never drawn.
     weight = np.ones(400)
@@ -283,9 +283,20 @@ def test_cuda_backend_boosts_the_same_model():
     params = dict(n_estimators=3, max_bins=16, random_state=0)
     cpu = AdaBoostClassifier(device="cpu", **params).fit(X, y)
     cuda = AdaBoostClassifier(device="cuda", **params).fit(X, y)
-    assert cuda.estimators_[0].device_ == "cuda"
+    assert cuda.estimators_[0].device_ == "cuda" == cuda.device_ and cpu.device_ == "cpu"
     np.testing.assert_array_equal(cpu.estimator_weights_, cuda.estimator_weights_)
     np.testing.assert_array_equal(cpu.predict_proba(X), cuda.predict_proba(X))
+
+
+def test_device_is_the_backend_the_members_ran_on():
+    X, y = integer_data(30, 2, seed=2)
+    params = dict(n_estimators=2, max_bins=16, random_state=0)
+    auto = AdaBoostRegressor(**params).fit(X, y)
+    assert auto.device_ == "cpu" == auto.estimators_[0].device_  # "auto": the CPU backend under the simulator
+    # A given estimator keeps its own device (the ensemble's is the default tree's); scikit-learn's run on the CPU.
+    given = AdaBoostClassifier(DecisionTreeClassifier(max_depth=1, device="cpu"), device="cuda", **params)
+    assert given.fit(X, y).device_ == "cpu"
+    assert AdaBoostClassifier(SkDecisionTreeClassifier(max_depth=1), device="cuda", **params).fit(X, y).device_ == "cpu"
 
 
 @pytest.mark.parametrize("Estimator, params", [

@@ -10,11 +10,13 @@ import pytest
 from sklearn import ensemble as sk_ensemble
 from sklearn.base import clone
 from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris
+from sklearn.metrics import r2_score
 from sklearn.model_selection import train_test_split
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.svm import SVC
 from sklearn.tree import DecisionTreeRegressor as SkDecisionTreeRegressor
 from sklearn.utils._mask import indices_to_mask
+from sklearn.utils._param_validation import InvalidParameterError
 
 import reference
 from gpuforest import BaggingClassifier, BaggingRegressor, DecisionTreeClassifier
@@ -89,8 +91,12 @@ def test_regressor_loop_equals_scikit_learn_and_fast_path_is_the_mean_of_members
     np.testing.assert_array_equal(ours.predict(X), theirs.predict(X))
     fast = BaggingRegressor(n_estimators=4, random_state=2, oob_score=True).fit(X, y)
     assert fast.forest_ is not None
-    np.testing.assert_allclose(fast.predict(X), np.mean([m.predict(X) for m in fast.estimators_], axis=0))
-    assert fast.oob_score_ == fast.forest_.oob_score_
+    member_prediction = np.array([m.predict(X) for m in fast.estimators_])
+    np.testing.assert_allclose(fast.predict(X), member_prediction.mean(axis=0))
+    # Out-of-bag R^2 from the naive bootstrap draws (scikit-learn's rule: rows never out of bag predict 0).
+    out_of_bag = reference.bootstrap_counts(fast.forest_._seed, 0, 4, X.shape[0], X.shape[0]) == 0
+    oob_prediction = (member_prediction * out_of_bag).sum(axis=0) / np.maximum(out_of_bag.sum(axis=0), 1)
+    assert fast.oob_score_ == pytest.approx(r2_score(y, oob_prediction))
 
 
 def test_loop_voting_strategies_from_member_votes():
@@ -132,8 +138,14 @@ def test_members_without_predict_proba_vote():
 def test_weighted_voting_of_tree_members_uses_the_forests_oob_accuracy():
     X, y = load_iris(return_X_y=True)
     bagging = BaggingClassifier(n_estimators=5, voting="weighted", random_state=4).fit(X, y)
-    np.testing.assert_array_equal(bagging.estimator_weights_, bagging.forest_.estimator_weights_)
-    assert np.all((bagging.estimator_weights_ > 0.5) & (bagging.estimator_weights_ <= 1.0))
+    assert bagging.forest_ is not None
+    # Each member's accuracy on the rows its naive bootstrap draws left out.
+    out_of_bag = reference.bootstrap_counts(bagging.forest_._seed, 0, 5, X.shape[0], X.shape[0]) == 0
+    accuracy = [np.mean(m.predict(X[rows]) == y[rows]) for m, rows in zip(bagging.estimators_, out_of_bag)]
+    np.testing.assert_allclose(bagging.estimator_weights_, accuracy)
+    member_votes = np.array([m.predict(X) for m in bagging.estimators_])
+    weighted_votes = np.stack([((member_votes == k) * np.array(accuracy)[:, None]).sum(axis=0) for k in range(3)], 1)
+    np.testing.assert_array_equal(bagging.predict(X), np.argmax(weighted_votes, axis=1))
 
 
 def test_id3_members_go_through_scikit_learns_loop():
@@ -148,3 +160,39 @@ def test_id3_members_go_through_scikit_learns_loop():
         assert MULTIWAY in member.tree_.split_type
         np.testing.assert_array_equal(member.tree_.feature, expected.feature)
         np.testing.assert_array_equal(member.tree_.value, expected.value)
+
+
+def test_device_reaches_the_default_tree_and_device_is_the_backend_used():
+    X, y = load_iris(return_X_y=True)
+    X, y = X[::8, :2], y[::8]
+    for Bagging in (BaggingClassifier, BaggingRegressor):
+        cpu = Bagging(n_estimators=2, device="cpu", random_state=0).fit(X, y)
+        assert cpu.estimator_.device == cpu.forest_.device == "cpu" == cpu.device_
+        with pytest.raises(InvalidParameterError, match="device"):
+            Bagging(device="tpu").fit(X, y)
+    # A given gpuforest tree keeps its device, in the batched forest and in scikit-learn's loop.
+    tree = DecisionTreeClassifier(max_depth=1, max_bins=4, device="cuda")
+    for params in ({}, {"max_features": 0.5}):
+        cuda = BaggingClassifier(tree, n_estimators=1, random_state=0, **params).fit(X, y)
+        assert (cuda.forest_ is None) == bool(params)
+        assert cuda.device_ == "cuda" == cuda.estimators_[0].device_
+    knn = BaggingClassifier(KNeighborsClassifier(n_neighbors=3), n_estimators=2, device="cuda").fit(X, y)
+    assert knn.device_ == "cpu"  # scikit-learn's estimators run on the CPU
+
+
+def test_majority_voting_with_string_labels_and_a_refused_reject_label():
+    X, y = load_iris(return_X_y=True)
+    names = np.array(["setosa", "versicolor", "virginica"])[y]
+    for member in (None, KNeighborsClassifier()):  # the batched forest and scikit-learn's loop
+        common = dict(n_estimators=6, voting="majority", max_samples=0.2, random_state=3)
+        bagging = BaggingClassifier(member, **common).fit(X[:, :2], names)
+        votes = np.array([m.predict(X[:, :2]) for m in bagging.estimators_])
+        if member is not None:  # loop members learn encoded labels
+            votes = bagging.classes_[votes.astype(int)]
+        counts = np.stack([(votes == name).sum(axis=0) for name in bagging.classes_], axis=1)
+        expected = np.where(2 * counts.max(axis=1) > 6, bagging.classes_[counts.argmax(axis=1)], "rejected")
+        np.testing.assert_array_equal(bagging.predict(X[:, :2]), expected)
+        assert "rejected" in expected
+        assert bagging.score(X[:, :2], names) == np.mean(expected == names)
+        with pytest.raises(TypeError, match="not a string"):
+            BaggingClassifier(member, reject_label=-1, **common).fit(X[:, :2], names)

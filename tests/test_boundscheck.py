@@ -2,7 +2,9 @@
 
 Bounds checking is a compile-time option, so the kernels are compiled afresh
 in a subprocess with ``NUMBA_BOUNDSCHECK=1`` and a private ``NUMBA_CACHE_DIR``
-(cached code compiled without the checks must not be reused).
+(cached code compiled without the checks must not be reused). Two scripts: the
+decision trees' kernels, and the ensembles' own (bootstrap and threshold draws,
+boosting's gradients, raw-score updates and raw predictions).
 """
 
 import os
@@ -12,7 +14,7 @@ import textwrap
 
 import pytest
 
-SCRIPT = textwrap.dedent(
+PREAMBLE = textwrap.dedent(
     """
     import numpy as np
     import numba
@@ -32,17 +34,8 @@ SCRIPT = textwrap.dedent(
     else:
         raise SystemExit("bounds checking is not active")
 
-    from gpuforest import DecisionTreeClassifier, DecisionTreeRegressor
     from gpuforest.backend import CPUBackend
-    from gpuforest.kernels.common import PURPOSE_BOOTSTRAP
-    from gpuforest.kernels.cpu import sampling
 
-    # Record which backend operations (one kernel each) the fits below reach.
-    KERNELS = [
-        "map_to_bins", "feature_masks", "node_totals", "build_histograms", "subtract_histograms",
-        "find_best_splits_from_histograms", "find_best_splits_from_rows", "apply_splits", "node_values",
-        "predict_leaves",
-    ]
     called = set()
 
     def recording(name, method):
@@ -51,11 +44,16 @@ SCRIPT = textwrap.dedent(
             return method(self, *args, **kwargs)
         return wrapper
 
-    for name in KERNELS:
-        setattr(CPUBackend, name, recording(name, getattr(CPUBackend, name)))
+    def record(kernels):
+        # Record which of these backend operations (one kernel each) the fits below reach.
+        for name in kernels:
+            setattr(CPUBackend, name, recording(name, getattr(CPUBackend, name)))
 
-    draws = np.empty(20)
-    sampling.uniform_per_row(3, PURPOSE_BOOTSTRAP, 1, 20, draws)
+    def check_reached(kernels):
+        missing = sorted(set(kernels) - called)
+        if missing:
+            raise SystemExit(f"kernels never reached: {missing}")
+        print("ok")
 
     rng = np.random.default_rng(0)
     n_samples = 60
@@ -67,6 +65,24 @@ SCRIPT = textwrap.dedent(
     weight[:3] = 0.0
     y_class = rng.integers(0, 3, n_samples)
     y_real = np.abs(X[:, 3]) * 2 + rng.poisson(1.0, n_samples)
+    """
+)
+
+TREES = textwrap.dedent(
+    """
+    from gpuforest import DecisionTreeClassifier, DecisionTreeRegressor
+    from gpuforest.kernels.common import PURPOSE_BOOTSTRAP
+    from gpuforest.kernels.cpu import sampling
+
+    KERNELS = [
+        "map_to_bins", "feature_masks", "node_totals", "build_histograms", "subtract_histograms",
+        "find_best_splits_from_histograms", "find_best_splits_from_rows", "apply_splits", "node_values",
+        "predict_leaves",
+    ]
+    record(KERNELS)
+
+    draws = np.empty(20)
+    sampling.uniform_per_row(3, PURPOSE_BOOTSTRAP, 1, 20, draws)
 
     settings = [
         dict(max_bins=8),
@@ -86,20 +102,49 @@ SCRIPT = textwrap.dedent(
             regressor.predict(X)
             regressor.apply(X)
             regressor.decision_path(X)
+    check_reached(KERNELS)
+    """
+)
 
-    missing = sorted(set(KERNELS) - called)
-    if missing:
-        raise SystemExit(f"kernels never reached: {missing}")
-    print("ok")
+ENSEMBLES = textwrap.dedent(
+    """
+    import gpuforest.tree
+    from gpuforest import (
+        ExtraTreesRegressor, GradientBoostingClassifier, GradientBoostingRegressor, RandomForestClassifier,
+    )
+
+    KERNELS = ["bootstrap_counts", "threshold_draws", "loss_gradients", "add_leaf_values", "add_range_values"]
+    record(KERNELS)
+    # predict_raw runs the kernel its forest layout names: record that name.
+    predict_raw = CPUBackend.predict_raw
+
+    def recording_predict_raw(self, X, forest, baseline):
+        called.add(forest.raw_kernel)
+        return predict_raw(self, X, forest, baseline)
+
+    CPUBackend.predict_raw = recording_predict_raw
+
+    forest = RandomForestClassifier(n_estimators=3, max_depth=4, max_bins=8, oob_score=True, device="cpu")
+    forest.fit(X, y_class, sample_weight=weight).predict(X)
+    ExtraTreesRegressor(n_estimators=2, max_bins=8, bootstrap=True, device="cpu").fit(X, y_real).predict(X)
+    boosting = dict(n_estimators=3, max_bins=8, min_samples_leaf=2, random_state=0, device="cpu")
+    for loss in ("squared_error", "absolute_error", "poisson"):
+        GradientBoostingRegressor(loss=loss, subsample=0.7, **boosting).fit(X, y_real, sample_weight=weight).predict(X)
+    GradientBoostingClassifier(**boosting).fit(X, y_class, sample_weight=weight).predict(X)
+    # Trees that are not complete binary trees (e.g. deeper than COMPLETE_MAX_DEPTH) predict from their nodes.
+    gpuforest.tree.pack_complete_forest = lambda trees: None
+    GradientBoostingClassifier(**boosting).fit(X, y_class == 0).predict(X)
+    check_reached(KERNELS + ["predict_raw", "predict_raw_complete"])
     """
 )
 
 
 @pytest.mark.kernel_build
-def test_kernels_pass_numba_boundscheck(tmp_path):
+@pytest.mark.parametrize("script", [TREES, ENSEMBLES], ids=["trees", "ensembles"])
+def test_kernels_pass_numba_boundscheck(tmp_path, script):
     env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(tmp_path / "numba_cache"))
     completed = subprocess.run(
-        [sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=900, cwd=tmp_path
+        [sys.executable, "-c", PREAMBLE + script], env=env, capture_output=True, text=True, timeout=900, cwd=tmp_path
     )
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-5000:]
     assert completed.stdout.strip().endswith("ok")

@@ -5,8 +5,7 @@ scikit-learn's conventions, with a one-line reason each, and at most three per
 estimator. The entries: the failure scikit-learn lists for its own bootstrap
 ensembles (integer weights are not row repetitions under bootstrap sampling) and for
 its own AdaBoost (re-weighting and re-sampling are not row repetition), a
-validation split's (a row is on one side, its repetitions on both), and majority
-voting's refusal of a reject label that is also a class. With
+validation split's (a row is on one side, its repetitions on both). With
 ``categorical_features`` the estimators' categorical input tag makes the checks give
 X as category codes, but a few checks do not apply it, and fit refuses their
 fractions (#14); those are listed too, and not counted in the three. Any other
@@ -75,9 +74,7 @@ EXPECTED_FAILED_CHECKS = {
     "BaggingRegressor": {_WEIGHTS_CHECK: _BOOTSTRAP_REASON},
     "VotingClassifier[hard]": {},
     "VotingClassifier[soft]": {},
-    "VotingClassifier[majority]": {
-        "check_classifiers_classes": "its y in {-1, 1} holds the default reject_label=-1, which fit refuses",
-    },
+    "VotingClassifier[majority]": {},
     "VotingRegressor": {},
     "GradientBoostingClassifier": {},
     "GradientBoostingRegressor": {},

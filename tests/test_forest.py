@@ -5,6 +5,9 @@ References are independent of the forest code: the naive bootstrap counts of
 class-weight function, and numbers computed in the test by plain loops.
 """
 
+import pickle
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.datasets import load_breast_cancer, load_iris, make_classification, make_regression
@@ -170,6 +173,57 @@ def test_weighted_voting_needs_bootstrap():
         ExtraTreesClassifier(n_estimators=2, voting="weighted", device="cpu").fit(X, y)
 
 
+def test_majority_voting_with_string_labels_rejects_with_a_string():
+    X, y = classification_data(n_samples=120)
+    names = np.array(["ant", "bee", "cat"])[y]
+    common = dict(n_estimators=9, max_depth=2, random_state=4, device="cpu")
+    forest = RandomForestClassifier(voting="majority", **common).fit(X, names)
+    votes = np.array([member.predict(X) for member in forest.estimators_])  # (n_trees, n_samples) of names
+    vote_counts = np.stack([(votes == name).sum(axis=0) for name in ["ant", "bee", "cat"]], axis=1)
+    expected = np.where(
+        vote_counts.max(axis=1) * 2 > 9, np.array(["ant", "bee", "cat"])[np.argmax(vote_counts, axis=1)], "rejected"
+    )
+    predictions = forest.predict(X)
+    assert predictions.dtype.kind == "U"
+    np.testing.assert_array_equal(predictions, expected)
+    assert np.any(expected == "rejected")
+    assert forest.score(X, names) == np.mean(expected == names)
+
+
+@pytest.mark.parametrize(
+    "labels, reject_label, error, message",
+    [
+        (np.array(["ant", "bee", "cat"]), -1, TypeError, "not a string"),
+        (np.array([10, 20, 30]), "rejected", TypeError, "not a number"),
+        (np.array([10, 20, 30]), 20, ValueError, "is one of the classes"),
+        (np.array(["ant", "bee", "cat"]), "bee", ValueError, "is one of the classes"),
+    ],
+)
+def test_majority_voting_refuses_a_bad_reject_label_at_fit(labels, reject_label, error, message):
+    X, y = classification_data(n_samples=60)
+    forest = RandomForestClassifier(n_estimators=2, voting="majority", reject_label=reject_label, device="cpu")
+    with pytest.raises(error, match=message):
+        forest.fit(X, labels[y])
+
+
+def test_default_reject_label_is_not_a_class():
+    X, y = classification_data(n_samples=120)
+    signed = np.array([-1, 0, 1])[y]
+    forest = RandomForestClassifier(n_estimators=9, max_depth=2, voting="majority", random_state=4, device="cpu")
+    predictions = forest.fit(X, signed).predict(X)
+    assert set(predictions) == {-2, -1, 0, 1}  # rejected rows get min(classes) - 1 = -2
+
+
+def test_weighted_voting_without_oob_score_does_not_warn():
+    X, y = classification_data(n_samples=60)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        forest = RandomForestClassifier(n_estimators=2, voting="weighted", random_state=0, device="cpu").fit(X, y)
+    counts = reference.bootstrap_counts(forest._seed, 0, 2, 60, 60)
+    assert np.any(np.all(counts > 0, axis=0)), "some row is never out of bag: oob_score=True would warn"
+    assert forest.estimator_weights_.shape == (2,)
+
+
 # --- determinism, batching, warm start, devices ----------------------------------------------------
 
 
@@ -188,7 +242,7 @@ def test_same_seed_same_forest_whatever_the_batches(Forest, monkeypatch):
     assert_forests_identical(whole, batched)
     np.testing.assert_array_equal(whole.predict(X), batched.predict(X))
     different = Forest(**{**params, "random_state": 6}).fit(X, y)
-    assert not np.array_equal(whole.predict(X), different.predict(X))
+    assert np.any(whole.predict(X) != different.predict(X))  # same shape: elementwise, not array_equal
 
 
 def test_warm_start_adds_the_same_trees_as_one_fit():
@@ -229,6 +283,26 @@ def test_cuda_backend_grows_the_same_forest(Forest, params):
 
 
 # --- inspection ----------------------------------------------------------------------------------------
+
+
+def test_estimators_are_built_once_and_rebuilt_after_a_refit(monkeypatch):
+    X, y = load_iris(return_X_y=True)
+    forest = RandomForestClassifier(n_estimators=4, max_depth=3, random_state=9, device="cpu").fit(X, y)
+    pickled_before = pickle.dumps(forest)
+    first = forest.estimators_
+    built = []
+    monkeypatch.setattr(RandomForestClassifier, "_as_estimator", lambda self, *args: built.append(args))
+    second = forest.estimators_
+    assert second is first and all(a is b for a, b in zip(first, second)) and not built
+    np.testing.assert_allclose(np.mean([m.predict_proba(X) for m in second], axis=0), forest.predict_proba(X))
+    # The cache is not pickled: each tree is stored once, in trees_.
+    assert len(pickle.dumps(forest)) == len(pickled_before)
+    restored = pickle.loads(pickle.dumps(forest))
+    monkeypatch.undo()
+    assert all(m.tree_ is tree for m, tree in zip(restored.estimators_, restored.trees_))
+    forest.set_params(random_state=10).fit(X, y)
+    assert all(m.tree_ is tree for m, tree in zip(forest.estimators_, forest.trees_))
+    assert not any(m is old for m, old in zip(forest.estimators_, first))
 
 
 def test_apply_decision_path_and_importances_from_the_members():

@@ -16,7 +16,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 from gpuforest import DecisionTreeClassifier as GPUForestTreeClassifier
 from gpuforest import VotingClassifier, VotingRegressor
-from gpuforest.voting import VOTING_STRATEGIES, combine_votes, predict_from_votes, tally_votes
+from gpuforest.voting import VOTING_STRATEGIES, combine_votes, predict_from_votes, resolve_reject_label, tally_votes
 
 # ---------------------------------------------------------------------------------------
 # combine_votes / predict_from_votes
@@ -172,8 +172,8 @@ def test_majority_rejects_exactly_without_more_than_half_many_members():
         (np.array([0, 1], dtype=np.uint8), -1, np.int64),  # uint8 cannot hold -1
         (np.array([0.5, 1.5]), np.nan, np.float64),
         (np.array(["a", "b"]), "rejected", np.dtype("<U8")),
-        (np.array(["a", "b"]), -1, object),
-        (np.array([0, 1]), None, object),
+        (np.array(["a", "b"], dtype=object), "rejected", object),
+        (np.array([0.5, 1.5]), -1, np.float64),
     ],
 )
 def test_predict_from_votes_dtype(classes, reject_label, dtype):
@@ -183,7 +183,7 @@ def test_predict_from_votes_dtype(classes, reject_label, dtype):
     if reject_label is np.nan:
         assert np.isnan(labels[0])
     else:
-        assert labels[0] == reject_label  # -1 among strings stays the int -1, not "-1"
+        assert labels[0] == reject_label
     # Without rejection the labels keep the classes' dtype.
     assert predict_from_votes(combine_votes(member_proba, "plurality"), "plurality", classes, reject_label).dtype == (
         classes.dtype
@@ -195,6 +195,43 @@ def test_predict_from_votes_refuses_a_reject_label_that_is_a_class():
     with pytest.raises(ValueError, match="is one of the classes"):
         predict_from_votes(scores, "majority", np.array([-1, 1]), -1)
     assert predict_from_votes(scores, "plurality", np.array([-1, 1]), -1).tolist() == [-1]
+
+
+@pytest.mark.parametrize(
+    "classes, expected",
+    [
+        (np.array([0, 1, 2]), -1),
+        (np.array([-1, 1]), -2),  # min(classes) - 1 when -1 is a class
+        (np.array([-3, -1, 4], dtype=np.int8), -4),
+        (np.array([0, 255], dtype=np.uint8), -1),
+        (np.array([-1.0, 2.5]), -2.0),
+        (np.array([False, True]), -1),
+        (np.array(["no", "yes"]), "rejected"),
+        (np.array(["rejected", "rejected_", "x"]), "rejected__"),
+        (np.array(["no", "yes"], dtype=object), "rejected"),
+    ],
+)
+def test_default_reject_label_has_the_classes_type_and_is_not_a_class(classes, expected):
+    label = resolve_reject_label(classes, None)
+    assert label == expected and type(label) is type(expected)
+    assert label not in classes.tolist()
+
+
+@pytest.mark.parametrize(
+    "classes, reject_label, error",
+    [
+        (np.array(["no", "yes"]), -1, TypeError),
+        (np.array(["no", "yes"], dtype=object), 0.5, TypeError),
+        (np.array([0, 1]), "rejected", TypeError),
+        (np.array([0.5, 1.5]), b"x", TypeError),
+        (np.array([0, 1]), 1.0, ValueError),  # equal to the class 1
+        (np.array(["no", "yes"]), "yes", ValueError),
+    ],
+)
+def test_reject_label_of_another_type_or_equal_to_a_class_is_refused(classes, reject_label, error):
+    with pytest.raises(error, match="reject_label"):
+        resolve_reject_label(classes, reject_label)
+    assert resolve_reject_label(classes, None) not in classes.tolist()
 
 
 # ---------------------------------------------------------------------------------------
@@ -282,18 +319,21 @@ def test_majority_with_string_classes(iris_2d):
     assert predictions.dtype.kind == "U"
     assert predictions.tolist() == naive_vote(member_labels, [1] * 4, True, "no majority")
     assert "no majority" in predictions
-    # The default -1 next to strings gives an object array of both.
-    default = VotingClassifier(iris_members(4), voting="majority").fit(X, names).predict(X)
-    assert default.dtype == object
-    assert default.tolist() == naive_vote(member_labels, [1] * 4, True, -1)
+    # The default is a string for string classes, so that score compares strings with strings.
+    default = VotingClassifier(iris_members(4), voting="majority").fit(X, names)
+    expected = naive_vote(member_labels, [1] * 4, True, "rejected")
+    assert default.predict(X).dtype.kind == "U" and default.predict(X).tolist() == expected
+    assert default.score(X, names) == np.mean(np.array(expected) == names)
+    with pytest.raises(TypeError, match="not a string"):
+        VotingClassifier(iris_members(4), voting="majority", reject_label=-1).fit(X, names)
 
 
 def test_reject_label_that_is_a_class_is_refused(iris_2d):
     X, y = iris_2d
     y_signed = np.where(y == 0, -1, 1)
     with pytest.raises(ValueError, match="is one of the classes"):
-        VotingClassifier(iris_members(), voting="majority").fit(X, y_signed)
-    clf = VotingClassifier(iris_members(), voting="hard").fit(X, y_signed)
+        VotingClassifier(iris_members(), voting="majority", reject_label=-1).fit(X, y_signed)
+    clf = VotingClassifier(iris_members(), voting="hard", reject_label=-1).fit(X, y_signed)
     clf.set_params(voting="majority")
     with pytest.raises(ValueError, match="is one of the classes"):
         clf.predict(X)
