@@ -67,7 +67,7 @@ class BinMapper:
         return self.max_bins - 1
 
     def fit(self, X):
-        """Fit thresholds on ``X`` of shape (n_samples, n_features), float32 with NaN."""
+        """Fit thresholds on ``X`` of shape (n_samples, n_features), float64 or float32 with NaN."""
         if not 2 <= self.max_bins <= 256:
             raise ValueError(f"max_bins must be between 2 and 256, got {self.max_bins}.")
         n_samples, n_features = X.shape
@@ -99,13 +99,12 @@ class BinMapper:
 
     def __getstate__(self):
         """The fitted rows without their padding: per feature its ``n_thresholds_`` thresholds and its
-        ``n_bins_non_missing_`` bins' ranges, concatenated (the padded arrays are rebuilt on loading). The
-        ranges are values of X, which is float32, so they are stored as float32 without loss."""
+        ``n_bins_non_missing_`` bins' ranges, concatenated (the padded arrays are rebuilt on loading)."""
         state = dict(vars(self))
         if hasattr(self, "bin_thresholds_"):
             for name, counts, dtype in (("bin_thresholds_", self.n_thresholds_, np.float64),
-                                        ("bin_min_", self.n_bins_non_missing_, np.float32),
-                                        ("bin_max_", self.n_bins_non_missing_, np.float32)):
+                                        ("bin_min_", self.n_bins_non_missing_, np.float64),
+                                        ("bin_max_", self.n_bins_non_missing_, np.float64)):
                 state[name] = getattr(self, name)[np.arange(self.max_bins) < counts[:, None]].astype(dtype)
         return state
 

@@ -97,14 +97,19 @@ TREE_PARAMETER_CONSTRAINTS = {
 }
 
 
+# Float64 as scikit-learn's HistGradientBoosting bins it (float32 would merge values such as timestamps a second
+# apart); a float32 X is kept as it is, since its float64 values are exact and a copy would double its memory.
+X_DTYPES = [np.float64, np.float32]
+
+
 def validate_fit_data(estimator, X, y, sample_weight):
-    """``X`` as float32 C-order (NaN allowed), ``y``, and non-negative weights with a positive sum.
+    """``X`` as float64 (float32 kept) C-order (NaN allowed), ``y``, and non-negative weights with a positive sum.
 
     Categorical features (the estimator's ``categorical_features``) as category codes, checked
     against its ``max_bins``; sets ``is_categorical_`` and ``categories_`` (see ``categorical``).
     """
     X, frame_categories = encode_fit_input(estimator, X)
-    X, y = validate_data(estimator, X, y, dtype=np.float32, ensure_all_finite="allow-nan", order="C")
+    X, y = validate_data(estimator, X, y, dtype=X_DTYPES, ensure_all_finite="allow-nan", order="C")
     record_categories(estimator, X, frame_categories, estimator.max_bins)
     sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
     if not sample_weight.sum() > 0:
@@ -116,7 +121,7 @@ def validate_predict_data(estimator, X):
     """``X`` to predict on, checked against what ``estimator`` was fitted on; categorical features as codes of
     the categories seen at fit, NaN for anything else (see ``categorical``)."""
     X = encode_predict_input(estimator, X)
-    X = validate_data(estimator, X, dtype=np.float32, ensure_all_finite="allow-nan", order="C", reset=False)
+    X = validate_data(estimator, X, dtype=X_DTYPES, ensure_all_finite="allow-nan", order="C", reset=False)
     return mask_unknown_codes(estimator, X)
 
 

@@ -1,4 +1,5 @@
-"""``BinMapper`` on categorical features: bins are the codes, checked before any kernel; numeric features unchanged."""
+"""``BinMapper``: categorical features (bins are the codes, checked before any kernel; numeric features unchanged)
+and float64 values (thresholds as HistGradientBoosting's)."""
 
 import numpy as np
 import pytest
@@ -85,3 +86,42 @@ def test_the_largest_code_that_fits():
 def test_is_categorical_needs_one_entry_per_feature():
     with pytest.raises(ValueError, match=r"is_categorical must have one entry per feature \(3\)"):
         BinMapper(is_categorical=[True, False]).fit(np.zeros((4, 3), dtype=np.float32))
+
+
+def timestamps(n_samples=200):
+    """Unix timestamps one second apart: float32 (24-bit significand) holds only one in 128 of them."""
+    return 1.7e9 + np.arange(n_samples, dtype=np.float64)
+
+
+def test_thresholds_are_histgradientboosting_s_on_float64_values():
+    """Thresholds fitted on float64 values, as scikit-learn's HistGradientBoosting fits them: the midpoints of the
+    200 distinct timestamps, which float32 would merge into 3 values."""
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    from gpuforest import GradientBoostingRegressor
+
+    X = timestamps().reshape(-1, 1)
+    assert np.unique(X.astype(np.float32)).size < 5
+    y = np.arange(X.shape[0], dtype=np.float64)
+    expected = HistGradientBoostingRegressor(max_iter=1).fit(X, y)._bin_mapper.bin_thresholds_[0]
+    # Through the estimator: its validation, not the mapper, decides the dtype the thresholds see.
+    mapper = GradientBoostingRegressor(n_estimators=1, early_stopping=False).fit(X, y)._bin_mapper
+    assert mapper.n_thresholds_[0] == expected.size == X.shape[0] - 1
+    np.testing.assert_array_equal(mapper.bin_thresholds_[0, : expected.size], expected)
+    bins = mapper.transform(X, get_backend("cpu"))
+    np.testing.assert_array_equal(bins[:, 0], np.arange(X.shape[0]))
+
+
+def test_timestamps_are_learnt_as_by_histgradientboosting():
+    """Boosting separates classes that alternate along timestamps a second apart (training accuracy 1.000, as
+    HistGradientBoosting's), which it cannot when X is cast to float32."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    from gpuforest import GradientBoostingClassifier
+
+    X = timestamps().reshape(-1, 1)
+    y = (np.arange(X.shape[0]) // 2) % 2
+    peer = HistGradientBoostingClassifier(max_iter=30, learning_rate=0.5, min_samples_leaf=1, early_stopping=False)
+    assert peer.fit(X, y).score(X, y) == 1.0
+    ours = GradientBoostingClassifier(n_estimators=30, learning_rate=0.5, min_samples_leaf=1, early_stopping=False)
+    assert ours.fit(X, y).score(X, y) == 1.0

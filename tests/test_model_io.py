@@ -72,7 +72,7 @@ def test_file_holds_the_documented_fields(fitted, tmp_path):
         document = json.loads(archive.read("model.json"))
         estimator = document["estimator"]
         assert (document["format"], document["format_version"], document["library_version"]) == (
-            "gpuforest-model", 1, gf.__version__)
+            "gpuforest-model", 2, gf.__version__)
         assert estimator["$object"] == "gpuforest.decision_tree.DecisionTreeClassifier"
         assert estimator["params"]["max_depth"] == 4
         tree = estimator["attributes"]["tree_"]["attributes"]
@@ -178,8 +178,8 @@ def test_foreign_files_are_refused(tmp_path):
 
 
 def test_newer_format_version_is_refused(saved):
-    rewrite(saved, lambda document: document.update(format_version=2))
-    with pytest.raises(ValueError, match="format version 2, newer than version 1"):
+    rewrite(saved, lambda document: document.update(format_version=3))
+    with pytest.raises(ValueError, match="format version 3, newer than version 2"):
         gf.load_model(saved)
 
 
