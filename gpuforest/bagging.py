@@ -20,7 +20,7 @@ from sklearn.utils.validation import _num_features, check_is_fitted, validate_da
 
 from .backend import get_backend
 from .categorical import CATEGORICAL_FEATURES_CONSTRAINT, encode_fit_input, record_categories
-from .decision_tree import X_DTYPES, DecisionTreeClassifier, DecisionTreeRegressor, validate_predict_data
+from .decision_tree import DecisionTreeClassifier, DecisionTreeRegressor, validate_predict_data, x_dtype
 from .forest import RandomForestClassifier, RandomForestRegressor
 from .model_io import ModelFileMixin
 from .voting import VOTING_STRATEGIES, combine_votes, predict_from_votes
@@ -86,7 +86,7 @@ class _BatchedTreeBagging(ModelFileMixin):
             return self
         self._validate_params()
         X, frame_categories = encode_fit_input(self, X)
-        X, y = validate_data(self, X, y, dtype=X_DTYPES, ensure_all_finite="allow-nan")
+        X, y = validate_data(self, X, y, dtype=x_dtype(X), ensure_all_finite="allow-nan")
         record_categories(self, X, frame_categories, self._get_estimator().max_bins)
         if not (self.warm_start and getattr(self, "forest_", None) is not None):
             self.forest_ = self._forest_class(**self._forest_params())

@@ -149,6 +149,19 @@ class BinMapper:
         midpoint = np.where(np.isfinite(midpoint), midpoint, low)
         return np.where(has_next, np.clip(midpoint, low, high), np.inf)
 
+    def bin_values(self):
+        """Each bin's value, for thresholds drawn uniformly over a node's values (extra trees,
+        ``kernels.common.random_threshold_value_bin``): shape (n_features, max_bins), float64.
+
+        The middle of the bin's fitted values (its one value when it holds one, as with at most
+        ``max_bins - 1`` distinct values); a bin without fitted values (a sub-sampled fit), its lower
+        threshold, so that values stay non-decreasing along the bins.
+        """
+        with np.errstate(invalid="ignore"):  # inf - inf in empty bins, replaced below
+            middle = (self.bin_min_ + self.bin_max_) / 2
+        lower_threshold = np.concatenate([self.bin_thresholds_[:, :1], self.bin_thresholds_[:, :-1]], axis=1)
+        return np.where(np.isfinite(middle), middle, lower_threshold)
+
     def transform(self, X, backend):
         """Bins of ``X`` as an (n_samples, n_features) uint8 array in Fortran order."""
         return backend.map_to_bins(X, self.bin_thresholds_, self.n_thresholds_, self.missing_bin)

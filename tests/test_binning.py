@@ -121,7 +121,24 @@ def test_timestamps_are_learnt_as_by_histgradientboosting():
 
     X = timestamps().reshape(-1, 1)
     y = (np.arange(X.shape[0]) // 2) % 2
-    peer = HistGradientBoostingClassifier(max_iter=30, learning_rate=0.5, min_samples_leaf=1, early_stopping=False)
+    peer = HistGradientBoostingClassifier(max_iter=5, learning_rate=1.0, min_samples_leaf=1, early_stopping=False)
     assert peer.fit(X, y).score(X, y) == 1.0
-    ours = GradientBoostingClassifier(n_estimators=30, learning_rate=0.5, min_samples_leaf=1, early_stopping=False)
+    ours = GradientBoostingClassifier(n_estimators=5, learning_rate=1.0, min_samples_leaf=1, early_stopping=False)
     assert ours.fit(X, y).score(X, y) == 1.0
+
+
+def test_bin_values_are_the_values_of_one_value_bins_and_the_middle_of_others():
+    """A naive reading of the fitted values: a bin's one value, or the middle of its smallest and largest."""
+    rng = np.random.default_rng(3)
+    few = rng.choice([-3.5, 0.25, 2.0, 1e6], 300)  # 4 distinct values, one bin each
+    many = rng.normal(size=300)  # quantile bins of several values each
+    X = np.column_stack([few, many])
+    mapper = BinMapper(max_bins=16).fit(X)
+    values = mapper.bin_values()
+    assert values.shape == (2, 16)
+    np.testing.assert_array_equal(values[0, :4], [-3.5, 0.25, 2.0, 1e6])
+    bins = mapper.transform(X, get_backend("cpu"))[:, 1]
+    for bin_idx in range(mapper.n_bins_non_missing_[1]):
+        in_bin = many[bins == bin_idx]
+        assert values[1, bin_idx] == (in_bin.min() + in_bin.max()) / 2
+    assert np.all(np.diff(values[1, : mapper.n_bins_non_missing_[1]]) > 0)
