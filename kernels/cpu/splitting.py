@@ -21,8 +21,9 @@ the feature gives no split. Else a threshold is drawn uniformly between the
 node's values, as scikit-learn's: ``t = (1 - u) v[lo] + u v[hi]`` with
 ``u = threshold_draws[node, feature]`` and ``v = bin_values[feature]`` (each
 bin's value), and ``b`` is the highest bin in ``[lo, hi)`` with ``v[b] <= t``
-(``common.random_threshold_value_bin``); the feature's only candidate is the highest occupied bin ``c <= b`` (the
-rows with bin ``<= b`` go left), judged by ``common.scan_threshold`` as above
+(``common.random_threshold_value_bin``); the feature's only candidate is the
+highest occupied bin ``c <= b`` (the rows with bin ``<= b`` go left), judged
+by ``common.scan_threshold`` as above
 (missing right, then missing left; ``min_samples_leaf`` and
 ``min_weight_leaf`` can reject it, and then the feature gives no split). The
 best feature among the candidates is chosen as above.
@@ -91,8 +92,8 @@ def _best_threshold(
     ``low_bin``: no rows in the bins below it (0 when unknown; the scan starts
     there, which gives the same result: an empty bin is no candidate).
     ``draw`` in [0, 1) picks the one random candidate (see the module
-    docstring; ``feature_bin_values``: the feature's bin values); a negative ``draw``: every bin. Scratch: ``left``,
-    ``left_with_missing`` (n_slots,) int64; ``left_sums`` (4, n_bins) int64 and
+    docstring; ``feature_bin_values``: the feature's bin values); a negative
+    ``draw``: every bin. Scratch: ``left``, ``left_with_missing`` (n_slots,) int64; ``left_sums`` (4, n_bins) int64 and
     ``bin_gains`` (2, n_bins) float64 (``_best_newton_threshold``).
     """
     n_slots = feature_hist.shape[1]
