@@ -93,38 +93,26 @@ def timestamps(n_samples=200):
     return 1.7e9 + np.arange(n_samples, dtype=np.float64)
 
 
-def test_thresholds_are_histgradientboosting_s_on_float64_values():
-    """Thresholds fitted on float64 values, as scikit-learn's HistGradientBoosting fits them: the midpoints of the
-    200 distinct timestamps, which float32 would merge into 3 values."""
-    from sklearn.ensemble import HistGradientBoostingRegressor
-
-    from gpuforest import GradientBoostingRegressor
-
-    X = timestamps().reshape(-1, 1)
-    assert np.unique(X.astype(np.float32)).size < 5
-    y = np.arange(X.shape[0], dtype=np.float64)
-    expected = HistGradientBoostingRegressor(max_iter=1).fit(X, y)._bin_mapper.bin_thresholds_[0]
-    # Through the estimator: its validation, not the mapper, decides the dtype the thresholds see.
-    mapper = GradientBoostingRegressor(n_estimators=1, early_stopping=False).fit(X, y)._bin_mapper
-    assert mapper.n_thresholds_[0] == expected.size == X.shape[0] - 1
-    np.testing.assert_array_equal(mapper.bin_thresholds_[0, : expected.size], expected)
-    bins = mapper.transform(X, get_backend("cpu"))
-    np.testing.assert_array_equal(bins[:, 0], np.arange(X.shape[0]))
-
-
-def test_timestamps_are_learnt_as_by_histgradientboosting():
-    """Boosting separates classes that alternate along timestamps a second apart (training accuracy 1.000, as
-    HistGradientBoosting's), which it cannot when X is cast to float32."""
+def test_timestamps_are_binned_and_learnt_as_by_histgradientboosting():
+    """200 timestamps a second apart, which float32 merges into 3 values, with classes alternating along them:
+    boosting's thresholds are fitted on float64 values, those of scikit-learn's HistGradientBoosting (the
+    midpoints), and its training accuracy is 1.000 like HistGradientBoosting's."""
     from sklearn.ensemble import HistGradientBoostingClassifier
 
     from gpuforest import GradientBoostingClassifier
 
     X = timestamps().reshape(-1, 1)
+    assert np.unique(X.astype(np.float32)).size < 5
     y = (np.arange(X.shape[0]) // 2) % 2
     peer = HistGradientBoostingClassifier(max_iter=5, learning_rate=1.0, min_samples_leaf=1, early_stopping=False)
     assert peer.fit(X, y).score(X, y) == 1.0
     ours = GradientBoostingClassifier(n_estimators=5, learning_rate=1.0, min_samples_leaf=1, early_stopping=False)
     assert ours.fit(X, y).score(X, y) == 1.0
+    # The estimator's mapper: its validation, not the mapper, decides the dtype the thresholds see.
+    expected = peer._bin_mapper.bin_thresholds_[0]
+    mapper = ours._bin_mapper
+    assert mapper.n_thresholds_[0] == expected.size == X.shape[0] - 1
+    np.testing.assert_array_equal(mapper.bin_thresholds_[0, : expected.size], expected)
 
 
 def test_bin_values_are_the_values_of_one_value_bins_and_the_middle_of_others():
