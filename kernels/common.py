@@ -313,19 +313,20 @@ def random_threshold_bin(lo, hi, draw):
 
 
 @njit(cache=True)
-def random_threshold_value_bin(bin_values, lo, hi, draw):
+def random_threshold_value_bin(bin_values, first, lo, hi, draw):
     """Bin ``b`` in ``[lo, hi)`` of a threshold drawn uniformly by ``draw`` in [0, 1) between the values of bins
     ``lo < hi`` (Geurts, Ernst & Wehenkel 2006, sec. 2.1: uniform in ``[min, max]`` of the node's values).
 
-    ``bin_values`` (n_bins,) float64: each bin's value (``BinMapper.bin_values``); ``b`` is the highest bin in
+    ``bin_values[first + b]``, float64: the value of bin ``b`` (``BinMapper.bin_values``; flat on the GPU, where
+    a 2-D index costs registers); ``b`` is the highest bin in
     ``[lo, hi)`` whose value is at most ``t = (1 - draw) v[lo] + draw v[hi]`` (a convex combination, so no
     overflow and ``v[lo] <= t``; ``lo`` when rounding puts ``t`` below every value). With one value per bin,
     the rows with bin ``<= b`` are exactly those with a value ``<= t``.
     """
-    threshold = (1.0 - draw) * bin_values[lo] + draw * bin_values[hi]
+    threshold = (1.0 - draw) * bin_values[first + lo] + draw * bin_values[first + hi]
     drawn = lo
     for bin_idx in range(lo + 1, hi):
-        if bin_values[bin_idx] <= threshold:
+        if bin_values[first + bin_idx] <= threshold:
             drawn = bin_idx
     return drawn
 

@@ -76,7 +76,7 @@ def _random_candidate_in_histogram(feature_hist, low_bin, n_bins_non_missing, dr
             hi = bin_idx
     if hi == lo:
         return NO_SPLIT
-    candidate = random_threshold_value_bin(feature_bin_values, lo, hi, draw)
+    candidate = random_threshold_value_bin(feature_bin_values, 0, lo, hi, draw)
     while feature_hist[candidate, count_slot] == 0:
         candidate -= 1
     return candidate

@@ -161,12 +161,12 @@ def _block_helpers(n_threads, n_slots):
             offset *= 2
 
     @cuda.jit(device=True)
-    def random_candidate(work, tid, candidate, last_bin, draw, feature_bin_values, bounds):
+    def random_candidate(work, tid, candidate, last_bin, draw, bin_values, first_value, bounds):
         """Whether thread ``tid``'s bin is the random-threshold candidate; the whole block calls it.
 
         After ``prefix_sums``, where only candidate bins (all below or at
         ``last_bin``) added rows to ``work``. ``draw`` is the node's uniform for
-        the feature, ``feature_bin_values`` the feature's row of ``bin_values``;
+        the feature, ``bin_values[first_value + b]`` the value of bin ``b``;
         ``bounds`` a shared int32 array of 2 (``lo``, ``hi``).
         """
         if candidate:
@@ -179,7 +179,7 @@ def _block_helpers(n_threads, n_slots):
         # Without a candidate in the block no thread reads bounds, which nobody wrote.
         if not candidate or bounds[1] == bounds[0]:
             return False
-        drawn = random_threshold_value_bin(feature_bin_values, bounds[0], bounds[1], draw)
+        drawn = random_threshold_value_bin(bin_values, first_value, bounds[0], bounds[1], draw)
         return tid <= drawn and work[drawn, count_slot] == work[tid, count_slot]
 
     @cuda.jit(device=True)
@@ -465,8 +465,8 @@ def _scan_histograms_kernel(n_threads, n_slots, use_shared, category_words=0, al
                 # Non-candidate bins hold zeros: the last prefix sum counts the candidates' rows.
                 # (threshold_draws is flat here, indexed by task: see the module docstring.)
                 candidate = random_candidate(
-                    work, tid, candidate, n_threads - 1, threshold_draws[task], bin_values[feature_idx],
-                    random_bounds,
+                    work, tid, candidate, n_threads - 1, threshold_draws[task], bin_values,
+                    feature_idx * n_threads, random_bounds,
                 )
             gain = -math.inf
             order = NO_ORDER
@@ -575,10 +575,15 @@ def find_best_splits_from_histograms(
     n_categorical, n_words = categorical_features.shape[0], out_category_bitset.shape[1]
     xp = array_namespace(totals)
     gains, bins, missing_left, category_bits = _split_scratch(xp, n_nodes, n_features, n_categorical, n_words)
+    if bin_values.shape[1] > 0:
+        # Rows of a block's width: the kernel indexes them by its thread count, a constant that costs no register.
+        padded = xp.zeros((n_features, scan_threads(n_bins)))
+        padded[:, :n_bins] = bin_values
+        bin_values = padded
     _launch_phase1_kernels(
         _scan_histograms_kernel,
         lambda mask: (
-            hist, hist_rows, totals, mask, categorical_features, threshold_draws.reshape(-1), bin_values,
+            hist, hist_rows, totals, mask, categorical_features, threshold_draws.reshape(-1), bin_values.reshape(-1),
             n_bins_non_missing, missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf,
             gains, bins, missing_left, category_bits,
         ),
@@ -683,8 +688,8 @@ def _scan_rows_kernel(n_threads, n_slots, use_shared, category_words=0, all_subs
                 # The missing bin's rows come after missing_bin - 1 in the prefix sums.
                 # (threshold_draws is flat here, indexed by task: see the module docstring.)
                 candidate = random_candidate(
-                    work, tid, candidate, missing_bin - 1, threshold_draws[task], bin_values[feature_idx],
-                    random_bounds,
+                    work, tid, candidate, missing_bin - 1, threshold_draws[task], bin_values,
+                    feature_idx * (missing_bin + 1), random_bounds,
                 )
             gain = -math.inf
             order = NO_ORDER
@@ -830,7 +835,7 @@ def find_best_splits_from_rows(
         _scan_rows_kernel,
         lambda mask: (
             X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats,
-            stats_stride, totals, mask, categorical_features, threshold_draws.reshape(-1), bin_values, missing_bin,
+            stats_stride, totals, mask, categorical_features, threshold_draws.reshape(-1), bin_values.reshape(-1), missing_bin,
             criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, gains, bins, missing_left,
             category_bits,
         ),
@@ -866,12 +871,12 @@ def _argument_types():
     outputs = (float64_1d, int32_1d, int32_1d, bool_1d, int64_2d, int32_1d, bool_1d, uint32_2d)
     rows = (x_binned, int32_1d, int64_1d, int64_1d, int64_1d, int32_2d, int32_1d, int64_2d, types.int64)
     scan_hist = (
-        hist, int64_1d, int64_2d, bool_2d, int32_1d, float64_1d, float64_2d, int32_1d, types.int64, types.int64,
+        hist, int64_1d, int64_2d, bool_2d, int32_1d, float64_1d, float64_1d, int32_1d, types.int64, types.int64,
         float64_1d, regularization, types.int64, float64_1d,
     ) + scratch + work
     pick_hist = (hist, int64_1d, int64_2d, int32_1d, int32_1d, types.int64) + scratch + outputs
     scan_rows = rows + (
-        int64_2d, bool_2d, int32_1d, float64_1d, float64_2d, types.int64, types.int64, float64_1d, regularization, types.int64,
+        int64_2d, bool_2d, int32_1d, float64_1d, float64_1d, types.int64, types.int64, float64_1d, regularization, types.int64,
         float64_1d,
     ) + scratch + work
     finish_rows = rows + (int64_2d, int32_1d, types.int64) + scratch + outputs
