@@ -835,9 +835,9 @@ def find_best_splits_from_rows(
         _scan_rows_kernel,
         lambda mask: (
             X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats,
-            stats_stride, totals, mask, categorical_features, threshold_draws.reshape(-1), bin_values.reshape(-1), missing_bin,
-            criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, gains, bins, missing_left,
-            category_bits,
+            stats_stride, totals, mask, categorical_features, threshold_draws.reshape(-1), bin_values.reshape(-1),
+            missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, gains, bins,
+            missing_left, category_bits,
         ),
         feature_mask, categorical_features, n_words, _subsets_possible(criterion, n_slots, threshold_draws),
         scan_threads(int(missing_bin) + 1), n_slots, xp,
@@ -876,8 +876,8 @@ def _argument_types():
     ) + scratch + work
     pick_hist = (hist, int64_1d, int64_2d, int32_1d, int32_1d, types.int64) + scratch + outputs
     scan_rows = rows + (
-        int64_2d, bool_2d, int32_1d, float64_1d, float64_1d, types.int64, types.int64, float64_1d, regularization, types.int64,
-        float64_1d,
+        int64_2d, bool_2d, int32_1d, float64_1d, float64_1d, types.int64, types.int64, float64_1d, regularization,
+        types.int64, float64_1d,
     ) + scratch + work
     finish_rows = rows + (int64_2d, int32_1d, types.int64) + scratch + outputs
     return scan_hist, pick_hist, scan_rows, finish_rows
