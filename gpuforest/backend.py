@@ -340,6 +340,13 @@ class Backend:
         """The split outputs, filled on the device by ``launch(outputs)``, at home."""
         return SplitResult(*self._fetched_outputs(SplitResult.specs(n_nodes, n_slots), launch))
 
+    def _bin_values(self, bin_mapper, draws):
+        """``bin_mapper.bin_values()`` on the device for random thresholds (``draws`` with rows), else an
+        (n_features, 0) array that the split kernels do not read."""
+        if draws.shape[0] == 0:
+            return self.xp.empty((bin_mapper.n_thresholds_.shape[0], 0), dtype=np.float64)
+        return self.to_device(bin_mapper.bin_values())
+
     def find_best_splits_from_histograms(
         self, hist, hist_rows, totals, feature_mask, is_categorical, bin_mapper, stats, min_samples_leaf,
         min_weight_leaf, threshold_draws=None,
@@ -356,9 +363,9 @@ class Backend:
             hist_rows.shape[0],
             totals.shape[1],
             lambda outputs: self.kernels.splitting.find_best_splits_from_histograms(
-                hist, hist_rows, totals, feature_mask, categorical_features, draws, n_bins_non_missing,
-                bin_mapper.missing_bin, stats.criterion, inv_scales, stats.regularization, min_samples_leaf,
-                min_weight_leaf, *outputs,
+                hist, hist_rows, totals, feature_mask, categorical_features, draws, self._bin_values(bin_mapper, draws),
+                n_bins_non_missing, bin_mapper.missing_bin, stats.criterion, inv_scales, stats.regularization,
+                min_samples_leaf, min_weight_leaf, *outputs,
             ),
         )
 
@@ -380,8 +387,8 @@ class Backend:
             lambda outputs: self.kernels.splitting.find_best_splits_from_rows(
                 rows.histogram_bins, rows.sample_indices, node_start, node_stop, node_tree, rows.sample_counts,
                 rows.row_slot, rows.row_stats, rows.stats_stride, totals, feature_mask, categorical_features, draws,
-                bin_mapper.missing_bin, stats.criterion, inv_scales, stats.regularization, min_samples_leaf,
-                min_weight_leaf, *outputs,
+                self._bin_values(bin_mapper, draws), bin_mapper.missing_bin, stats.criterion, inv_scales,
+                stats.regularization, min_samples_leaf, min_weight_leaf, *outputs,
             ),
         )
 

@@ -22,7 +22,7 @@ from sklearn.utils.validation import _num_features, check_is_fitted, validate_da
 from .backend import get_backend, members_device
 from .categorical import CATEGORICAL_FEATURES_CONSTRAINT, encode_fit_input, record_categories
 from .decision_tree import (
-    TREE_PARAMETER_CONSTRAINTS, DecisionTreeClassifier, DecisionTreeRegressor, validate_predict_data,
+    TREE_PARAMETER_CONSTRAINTS, DecisionTreeClassifier, DecisionTreeRegressor, validate_predict_data, x_dtype,
 )
 from .forest import RandomForestClassifier, RandomForestRegressor
 from .model_io import ModelFileMixin
@@ -90,7 +90,7 @@ class _BatchedTreeBagging(ModelFileMixin):
             return self
         self._validate_params()
         X, frame_categories = encode_fit_input(self, X)
-        X, y = validate_data(self, X, y, dtype=np.float32, ensure_all_finite="allow-nan")
+        X, y = validate_data(self, X, y, dtype=x_dtype(X), ensure_all_finite="allow-nan")
         record_categories(self, X, frame_categories, self._get_estimator().max_bins)
         if not (self.warm_start and getattr(self, "forest_", None) is not None):
             self.forest_ = self._forest_class(**self._forest_params())

@@ -67,7 +67,7 @@ class BinMapper:
         return self.max_bins - 1
 
     def fit(self, X):
-        """Fit thresholds on ``X`` of shape (n_samples, n_features), float32 with NaN."""
+        """Fit thresholds on ``X`` of shape (n_samples, n_features), float64 or float32 with NaN."""
         if not 2 <= self.max_bins <= 256:
             raise ValueError(f"max_bins must be between 2 and 256, got {self.max_bins}.")
         n_samples, n_features = X.shape
@@ -99,13 +99,12 @@ class BinMapper:
 
     def __getstate__(self):
         """The fitted rows without their padding: per feature its ``n_thresholds_`` thresholds and its
-        ``n_bins_non_missing_`` bins' ranges, concatenated (the padded arrays are rebuilt on loading). The
-        ranges are values of X, which is float32, so they are stored as float32 without loss."""
+        ``n_bins_non_missing_`` bins' ranges, concatenated (the padded arrays are rebuilt on loading)."""
         state = dict(vars(self))
         if hasattr(self, "bin_thresholds_"):
             for name, counts, dtype in (("bin_thresholds_", self.n_thresholds_, np.float64),
-                                        ("bin_min_", self.n_bins_non_missing_, np.float32),
-                                        ("bin_max_", self.n_bins_non_missing_, np.float32)):
+                                        ("bin_min_", self.n_bins_non_missing_, np.float64),
+                                        ("bin_max_", self.n_bins_non_missing_, np.float64)):
                 state[name] = getattr(self, name)[np.arange(self.max_bins) < counts[:, None]].astype(dtype)
         return state
 
@@ -149,6 +148,19 @@ class BinMapper:
         # An empty or sub-sampled bin has no finite value: fall back to the bin threshold.
         midpoint = np.where(np.isfinite(midpoint), midpoint, low)
         return np.where(has_next, np.clip(midpoint, low, high), np.inf)
+
+    def bin_values(self):
+        """Each bin's value, for thresholds drawn uniformly over a node's values (extra trees,
+        ``kernels.common.random_threshold_value_bin``): shape (n_features, max_bins), float64.
+
+        The middle of the bin's fitted values (its one value when it holds one, as with at most
+        ``max_bins - 1`` distinct values); a bin without fitted values (a sub-sampled fit), its lower
+        threshold, so that values stay non-decreasing along the bins.
+        """
+        with np.errstate(invalid="ignore"):  # inf - inf in empty bins, replaced below
+            middle = (self.bin_min_ + self.bin_max_) / 2
+        lower_threshold = np.concatenate([self.bin_thresholds_[:, :1], self.bin_thresholds_[:, :-1]], axis=1)
+        return np.where(np.isfinite(middle), middle, lower_threshold)
 
     def transform(self, X, backend):
         """Bins of ``X`` as an (n_samples, n_features) uint8 array in Fortran order."""

@@ -100,14 +100,23 @@ TREE_PARAMETER_CONSTRAINTS = {
 }
 
 
+def x_dtype(X):
+    """The float dtype ``X`` is validated to: float32 where float32 holds each of its values exactly (float32,
+    float16, 8- and 16-bit integers, bools), so that no value changes and a copy stays small; else float64, as
+    scikit-learn's HistGradientBoosting bins X (float32 would merge values such as timestamps a second apart)."""
+    dtype = getattr(X, "dtype", None)
+    return np.float32 if dtype is not None and np.can_cast(dtype, np.float32, "safe") else np.float64
+
+
 def validate_fit_data(estimator, X, y, sample_weight):
-    """``X`` as float32 C-order (NaN allowed), ``y``, and non-negative weights with a positive sum.
+    """``X`` as float64 or float32 (``x_dtype``) C-order (NaN allowed), ``y``, and non-negative weights with a
+    positive sum.
 
     Categorical features (the estimator's ``categorical_features``) as category codes, checked
     against its ``max_bins``; sets ``is_categorical_`` and ``categories_`` (see ``categorical``).
     """
     X, frame_categories = encode_fit_input(estimator, X)
-    X, y = validate_data(estimator, X, y, dtype=np.float32, ensure_all_finite="allow-nan", order="C")
+    X, y = validate_data(estimator, X, y, dtype=x_dtype(X), ensure_all_finite="allow-nan", order="C")
     record_categories(estimator, X, frame_categories, estimator.max_bins)
     sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
     if not sample_weight.sum() > 0:
@@ -119,7 +128,7 @@ def validate_predict_data(estimator, X):
     """``X`` to predict on, checked against what ``estimator`` was fitted on; categorical features as codes of
     the categories seen at fit, NaN for anything else (see ``categorical``)."""
     X = encode_predict_input(estimator, X)
-    X = validate_data(estimator, X, dtype=np.float32, ensure_all_finite="allow-nan", order="C", reset=False)
+    X = validate_data(estimator, X, dtype=x_dtype(X), ensure_all_finite="allow-nan", order="C", reset=False)
     return mask_unknown_codes(estimator, X)
 
 
@@ -311,8 +320,8 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         Impurity: Gini index, Shannon entropy in bits (``log_loss`` is an
         alias) or misclassification rate ``1 - max_k p_k``.
     splitter : {"best", "random"}, default="best"
-        ``"random"``: each drawn feature gets one random threshold, a bin drawn
-        uniformly between the node's lowest and highest occupied bins, and the
+        ``"random"``: each drawn feature gets one random threshold, drawn
+        uniformly between the node's lowest and highest values (as scikit-learn), and the
         best of those splits (extremely randomized trees, Geurts et al. 2006).
     max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf,
     max_features, random_state, max_leaf_nodes, min_impurity_decrease, class_weight, ccp_alpha

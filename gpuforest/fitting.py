@@ -37,7 +37,7 @@ class BinnedTraining:
     backend : Backend
     bin_mapper : binning.BinMapper
         Fitted.
-    X : ndarray of shape (n_samples, n_features), dtype float32
+    X : ndarray of shape (n_samples, n_features), dtype float64 or float32
         The training rows (NaN: missing), binned once here.
     """
 

@@ -33,7 +33,9 @@ from sklearn.utils import Bunch
 from .backend import get_backend
 
 FORMAT = "gpuforest-model"
-FORMAT_VERSION = 1
+# 2: thresholds split float64 values of X (version 1's models split X cast to float32; they load and split its
+# float64 values, the same routes for every float32 value).
+FORMAT_VERSION = 2
 MODEL_MEMBER = "model.json"
 CHECKSUM_MEMBER = "checksum.sha256"
 # Classes outside gpuforest that fitted gpuforest estimators hold (``VotingClassifier.le_``).

@@ -410,7 +410,7 @@ def validation_losses(tree, X, y, sample_weight, backend, classification):
     Parameters
     ----------
     tree : Tree
-    X : ndarray of shape (n_rows, n_features), dtype float32
+    X : ndarray of shape (n_rows, n_features), dtype float64 or float32
     y : ndarray of shape (n_rows,)
         Class indices (classification) or targets.
     sample_weight : ndarray of shape (n_rows,), dtype float64
@@ -559,7 +559,7 @@ def prune_mdl(tree, X, backend):
     Parameters
     ----------
     tree : Tree
-    X : ndarray of shape (n_rows, n_features), dtype float32
+    X : ndarray of shape (n_rows, n_features), dtype float64 or float32
         The rows the tree was grown on (for the distinct values at each split).
     backend : Backend
     """
@@ -780,7 +780,7 @@ def _prune_error_based(rows, weights, data, structure, state, parameters):
     rows, weights : ndarray of shape (n_cases,)
         The training cases (rows of ``X``, int64) and their weights (float64).
     data : tuple ``(X, y)``
-        Raw features (float32) and class indices (int64) of every row.
+        Raw features (float64 or float32) and class indices (int64) of every row.
     structure : tuple
         The tree's ``children_left, children_right, split_type, feature,
         threshold, missing_go_to_left, category_bitset, missing_fractional``.
@@ -910,7 +910,7 @@ def prune_pessimistic(tree, X, y, sample_weight, criterion, confidence_factor=0.
     tree : Tree
         A classification tree.
     X : ndarray of shape (n_rows, n_features)
-        The rows the tree was grown on (float32, as the tree's thresholds split them).
+        The rows the tree was grown on (float64 or float32, as validated for fitting).
     y : ndarray of shape (n_rows,)
         Their class indices.
     sample_weight : ndarray of shape (n_rows,)
@@ -927,7 +927,8 @@ def prune_pessimistic(tree, X, y, sample_weight, criterion, confidence_factor=0.
     Tree
     """
     _check_confidence_factor(confidence_factor)
-    X = np.asarray(X, dtype=np.float32)
+    X = np.asarray(X)
+    X = X.astype(np.result_type(X.dtype, np.float32), copy=False)
     sample_weight = np.asarray(sample_weight, dtype=np.float64)
     rows = np.flatnonzero(sample_weight > 0)
     n_nodes = tree.node_count
@@ -980,7 +981,7 @@ def validation_split(estimator, X, y, sample_weight, eval_set, encode_target, va
     encode_target : callable
         ``y_val`` (raw labels or targets) to the encoding of ``y``.
     validate_X : callable
-        ``X_val`` to float32, checked against the training width.
+        ``X_val`` to float64 (float32 kept), checked against the training width.
     split : bool, default=True
         Without ``eval_set``, take a ``validation_fraction`` split out of the
         training rows (stratified for classifiers, where every class has enough rows); ``False`` leaves it to the
@@ -1046,7 +1047,7 @@ def prune_grown_tree(estimator, tree, backend, training, validation):
     tree : Tree
     backend : Backend
     training : tuple ``(X, y, sample_weight, rows)``
-        The training data (``X`` float32 of shape (n_samples, n_features), ``y``
+        The training data (``X`` float64 or float32 of shape (n_samples, n_features), ``y``
         encoded, ``sample_weight`` the weights the tree was grown with) and
         the rows of it the tree was grown on (for ``"mdl"`` and ``"pessimistic"``).
     validation : None or tuple ``(X_val, y_val, sample_weight_val)``

@@ -185,7 +185,7 @@ def _best_surrogate_splits(
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features), dtype float32
+    X : ndarray of shape (n_samples, n_features), dtype float64 or float32
     order, node_start, node_stop : ``_node_rows``'s
     node_info, split_value, category_bitset
         The primary splits, packed as for prediction (``tree.pack_node_info``, ``tree.pack_split_values``).
@@ -204,7 +204,7 @@ def _best_surrogate_splits(
     for task in prange(task_node.shape[0]):
         node, surrogate = task_node[task], task_feature[task]
         n_node = node_stop[node] - node_start[node]
-        values = np.empty(n_node, dtype=np.float32)
+        values = np.empty(n_node, dtype=X.dtype)
         goes_left = np.empty(n_node, dtype=np.bool_)
         row_weight = np.empty(n_node)
         n_both = 0
@@ -271,7 +271,7 @@ def add_surrogates(tree, X, sample_weight, sample_indices, max_surrogates, is_ca
     ----------
     tree : Tree
         Grown on ``X[sample_indices]``; modified in place.
-    X : ndarray of shape (n_samples, n_features), dtype float32
+    X : ndarray of shape (n_samples, n_features), dtype float64 or float32
     sample_weight : ndarray of shape (n_samples,), dtype float64
     sample_indices : ndarray of shape (n_rows,), dtype int
         The rows the tree was grown on.

@@ -170,7 +170,7 @@ class Tree:
         return 1
 
     def apply(self, X, backend):
-        """Node each row of ``X`` (float32, shape (n_samples, n_features)) ends in: its leaf, or the
+        """Node each row of ``X`` (float64 or float32, shape (n_samples, n_features)) ends in: its leaf, or the
         ``MULTIWAY`` node where its value has no child."""
         split_value, category_bitset = pack_split_values(
             self.split_type, self.threshold, self.children_left, self.children_right, self.category_bitset
@@ -466,9 +466,7 @@ class CompleteForest(NamedTuple):
     tree_offsets : ndarray of shape (n_trees,), dtype int64
     tree_depth : ndarray of shape (n_trees,), dtype int64
     feature : ndarray of shape (n_slots_total,), dtype int32
-    threshold : ndarray of shape (n_slots_total,), dtype float32
-        The largest float32 at most the tree's float64 threshold: for every float32
-        ``x``, ``x <= threshold`` exactly when ``x`` is at most the float64 threshold.
+    threshold : ndarray of shape (n_slots_total,), dtype float64
     missing_go_right : ndarray of shape (n_slots_total,), dtype bool
         Where NaN goes (the complement of ``Tree.missing_go_to_left``).
     value : ndarray of shape (n_slots_total,), dtype float64
@@ -483,19 +481,6 @@ class CompleteForest(NamedTuple):
     value: np.ndarray
 
     raw_kernel = "predict_raw_complete"
-
-
-def float32_at_most(threshold):
-    """The largest float32 ``<=`` each float64 of ``threshold`` (-inf below the float32 range).
-
-    For a float32 ``x``, ``x <= float32_at_most(t)`` exactly when ``x <= t``: the
-    float32 numbers at most ``t`` are those at most the largest of them.
-    """
-    with np.errstate(over="ignore"):
-        rounded = threshold.astype(np.float32)
-    above = rounded.astype(np.float64) > threshold
-    rounded[above] = np.nextafter(rounded[above], np.float32(-np.inf))
-    return rounded
 
 
 def pack_complete_forest(trees, max_depth=COMPLETE_MAX_DEPTH):
@@ -527,10 +512,10 @@ def pack_complete_forest(trees, max_depth=COMPLETE_MAX_DEPTH):
     slot = np.repeat(tree_offsets, node_counts) + position
     n_slots = int(sizes.sum())
     feature = np.zeros(n_slots, dtype=np.int32)
-    threshold = np.zeros(n_slots, dtype=np.float32)
+    threshold = np.zeros(n_slots)
     missing_go_right = np.zeros(n_slots, dtype=bool)
     feature[slot[internal]] = np.concatenate([tree.feature for tree in trees])[internal]
-    threshold[slot[internal]] = float32_at_most(np.concatenate([tree.threshold for tree in trees])[internal])
+    threshold[slot[internal]] = np.concatenate([tree.threshold for tree in trees])[internal]
     missing_go_right[slot[internal]] = ~np.concatenate([tree.missing_go_to_left for tree in trees])[internal]
     # A leaf at depth k fills the 2**(d - k) leaf slots below it, which start at position << (d - k).
     leaves = np.flatnonzero(~internal)

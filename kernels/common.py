@@ -46,10 +46,14 @@ Extra-trees splits (Geurts, Ernst & Wehenkel 2006; scikit-learn's
 ``splitter="random"``) keep one candidate threshold per (node, feature): with
 ``lo`` and ``hi`` the lowest and highest occupied non-missing bins of the node
 in the feature and ``u`` the node's uniform draw for the feature
-(``PURPOSE_THRESHOLD``), ``random_threshold_bin`` draws a bin ``b`` in
-``[lo, hi)``, and the candidate is the highest occupied bin ``<= b`` (the rows
-with bin ``<= b`` go left). ``hi == lo`` gives no split. The candidate is then
-judged by ``scan_threshold`` like any other.
+(``PURPOSE_THRESHOLD``), ``random_threshold_value_bin`` draws a threshold
+uniformly between the node's lowest and highest values, as scikit-learn does
+(not uniformly over bins), read from the bins' values ``v`` (the bin mapper's
+``bin_values``): ``t = (1 - u) v[lo] + u v[hi]``, and ``b`` is the highest bin
+in ``[lo, hi)`` with ``v[b] <= t``. The candidate is the highest occupied bin
+``<= b`` (the rows with bin ``<= b`` go left). ``hi == lo`` gives no split. The
+candidate is then judged by ``scan_threshold`` like any other. A categorical
+feature's random subset is drawn over its codes (``random_threshold_bin``).
 """
 
 import math
@@ -306,6 +310,25 @@ def random_threshold_bin(lo, hi, draw):
     """
     span = hi - lo
     return lo + min(int(draw * span), span - 1)
+
+
+@njit(cache=True)
+def random_threshold_value_bin(bin_values, first, lo, hi, draw):
+    """Bin ``b`` in ``[lo, hi)`` of a threshold drawn uniformly by ``draw`` in [0, 1) between the values of bins
+    ``lo < hi`` (Geurts, Ernst & Wehenkel 2006, sec. 2.1: uniform in ``[min, max]`` of the node's values).
+
+    ``bin_values[first + b]``, float64: the value of bin ``b`` (``BinMapper.bin_values``; flat on the GPU, where
+    a 2-D index costs registers); ``b`` is the highest bin in
+    ``[lo, hi)`` whose value is at most ``t = (1 - draw) v[lo] + draw v[hi]`` (a convex combination, so no
+    overflow and ``v[lo] <= t``; ``lo`` when rounding puts ``t`` below every value). With one value per bin,
+    the rows with bin ``<= b`` are exactly those with a value ``<= t``.
+    """
+    threshold = (1.0 - draw) * bin_values[first + lo] + draw * bin_values[first + hi]
+    drawn = lo
+    for bin_idx in range(lo + 1, hi):
+        if bin_values[first + bin_idx] <= threshold:
+            drawn = bin_idx
+    return drawn
 
 
 @njit(cache=True)

@@ -315,13 +315,20 @@ def best_split(
     return result
 
 
-def random_threshold_bins(X_binned, rows, feature_mask, threshold_draws, missing_bin):
+def skewed_bin_values(n_features, n_bins):
+    """Increasing bin values (n_features, n_bins), far from evenly spaced (``b**3``), so that a threshold
+    uniform over values is not one uniform over bins."""
+    return np.arange(n_bins, dtype=np.float64) ** 3 * (1.0 + np.arange(n_features))[:, None]
+
+
+def random_threshold_bins(X_binned, rows, feature_mask, threshold_draws, missing_bin, bin_values):
     """Extra trees: the one candidate threshold bin of each feature of a node (``NO_SPLIT``: none).
 
-    With ``lo``/``hi`` the lowest/highest non-missing bins of the node's rows
-    and ``u = threshold_draws[feature]``, the drawn bin is
-    ``lo + min(floor(u * (hi - lo)), hi - lo - 1)``; the candidate is the
-    highest bin of a row at or below it.
+    With ``lo``/``hi`` the lowest/highest non-missing bins of the node's rows,
+    ``u = threshold_draws[feature]`` and ``v = bin_values[feature]``, the threshold
+    is ``t = (1 - u) v[lo] + u v[hi]`` (uniform between the node's values, Geurts
+    et al. 2006) and the drawn bin the highest bin ``b < hi`` with ``v[b] <= t``
+    (``lo`` at least); the candidate is the highest bin of a row at or below it.
     """
     bins = []
     for feature in range(X_binned.shape[1]):
@@ -330,22 +337,24 @@ def random_threshold_bins(X_binned, rows, feature_mask, threshold_draws, missing
             bins.append(NO_SPLIT)
             continue
         lo, hi = present[0], present[-1]
-        drawn = lo + min(math.floor(float(threshold_draws[feature]) * (hi - lo)), hi - lo - 1)
+        u = float(threshold_draws[feature])
+        threshold = (1 - u) * bin_values[feature, lo] + u * bin_values[feature, hi]
+        drawn = max([lo] + [b for b in range(lo, hi) if bin_values[feature, b] <= threshold])
         bins.append(max(b for b in present if b <= drawn))
     return bins
 
 
 def random_threshold_split(
     criterion, X_binned, rows, counts, row_slot, row_stats, parent, feature_mask, threshold_draws,
-    n_bins_non_missing, missing_bin, inv_scales, regularization, min_samples_leaf, min_weight_leaf,
+    n_bins_non_missing, missing_bin, inv_scales, regularization, min_samples_leaf, min_weight_leaf, bin_values,
     tie_tolerance=1e-12,
 ):
     """The documented extra-trees choice: ``best_split`` among the random candidates only.
 
-    ``threshold_draws`` is the node's row (n_features,). Returns the dict of
+    ``threshold_draws`` is the node's row (n_features,); ``bin_values`` (n_features, n_bins). Returns the dict of
     ``best_split`` plus ``thresholds``, the ``random_threshold_bins``.
     """
-    thresholds = random_threshold_bins(X_binned, rows, feature_mask, threshold_draws, missing_bin)
+    thresholds = random_threshold_bins(X_binned, rows, feature_mask, threshold_draws, missing_bin, bin_values)
     everything = best_split(
         criterion, X_binned, rows, counts, row_slot, row_stats, parent, feature_mask, n_bins_non_missing,
         missing_bin, inv_scales, regularization, min_samples_leaf, min_weight_leaf, tie_tolerance,

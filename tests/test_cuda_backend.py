@@ -73,6 +73,19 @@ def test_regressor_on_cuda_equals_cpu(criterion, params):
     assert models[0].tree_.node_count > 3
 
 
+def test_random_thresholds_on_cuda_equal_cpu():
+    """Extra-trees thresholds, drawn over the bin mapper's values: the same trees on both backends."""
+    X, y, _, weight = tiny_data(2)
+    models = [
+        DecisionTreeClassifier(splitter="random", max_bins=16, max_depth=3, random_state=1, device=device).fit(
+            X, y, sample_weight=weight
+        )
+        for device in ("cuda", "cpu")
+    ]
+    assert_identical(*models, X)
+    assert models[0].tree_.node_count > 3
+
+
 def test_simulator_backend_is_chosen_only_when_asked():
     assert get_backend("cuda").name == "cuda"
     assert get_backend("auto").name == "cpu"  # the simulator is for tests, never picked automatically

@@ -86,6 +86,7 @@ def run_cpu_kernels(rows, stats, masks, draws=None, min_samples_leaf=1, min_weig
     draws = np.empty((0, 2)) if draws is None else draws
     min_weight_leaf = np.zeros(n_nodes) if min_weight_leaf is None else min_weight_leaf
     categorical_features = np.array([0], dtype=np.int32)
+    bin_values = ref.skewed_bin_values(masks.shape[1], MISSING_BIN + 1)
     common_args = (stats.criterion, stats.inv_scales, stats.regularization, min_samples_leaf, min_weight_leaf)
 
     def outputs():
@@ -98,13 +99,13 @@ def run_cpu_kernels(rows, stats, masks, draws=None, min_samples_leaf=1, min_weig
 
     from_hist, from_rows = outputs(), outputs()
     splitting.find_best_splits_from_histograms(
-        hist, np.arange(n_nodes), totals, masks, categorical_features, draws, rows["n_bins_non_missing"],
+        hist, np.arange(n_nodes), totals, masks, categorical_features, draws, bin_values, rows["n_bins_non_missing"],
         MISSING_BIN, *common_args, *from_hist.values(),
     )
     splitting.find_best_splits_from_rows(
         np.ascontiguousarray(rows["X_binned"]), rows["sample_indices"], rows["node_start"], rows["node_stop"],
         rows["node_tree"], rows["sample_counts"], stats.row_slot, stats.row_stats, stats.stats_stride, totals, masks,
-        categorical_features, draws, MISSING_BIN, *common_args, *from_rows.values(),
+        categorical_features, draws, bin_values, MISSING_BIN, *common_args, *from_rows.values(),
     )
     for name in from_hist:
         np.testing.assert_array_equal(from_hist[name], from_rows[name], err_msg=name)

@@ -13,7 +13,7 @@ import pytest
 
 from gpuforest import statistics
 from gpuforest.tree import (
-    CATEGORICAL, CATEGORY_WORDS, COMPLETE_MAX_DEPTH, MULTIWAY, NUMERIC, Tree, float32_at_most, pack_complete_forest,
+    CATEGORICAL, CATEGORY_WORDS, COMPLETE_MAX_DEPTH, MULTIWAY, NUMERIC, Tree, pack_complete_forest,
     pack_forest, pack_node_info,
 )
 from gpuforest.kernels import common
@@ -515,16 +515,17 @@ def run_split_kernels(rows, stats, totals, masks, min_samples_leaf, min_weight_l
 
     common_args = (stats.criterion, stats.inv_scales, stats.regularization, min_samples_leaf, min_weight_leaf)
     no_categorical = np.empty(0, dtype=np.int32)
+    bin_values = ref.skewed_bin_values(masks.shape[1], rows["missing_bin"] + 1)
     from_hist = outputs()
     splitting.find_best_splits_from_histograms(
-        hist, hist_rows, totals, masks, no_categorical, draws, rows["n_bins_non_missing"], rows["missing_bin"],
-        *common_args, *from_hist.values(),
+        hist, hist_rows, totals, masks, no_categorical, draws, bin_values, rows["n_bins_non_missing"],
+        rows["missing_bin"], *common_args, *from_hist.values(),
     )
     from_rows = outputs()
     splitting.find_best_splits_from_rows(
         rows["X_binned"], rows["sample_indices"], rows["node_start"], rows["node_stop"], rows["node_tree"],
         rows["sample_counts"], stats.row_slot, stats.row_stats, stats.stats_stride, totals, masks, no_categorical,
-        draws, rows["missing_bin"],
+        draws, bin_values, rows["missing_bin"],
         *common_args, *from_rows.values(),
     )
     return from_hist, from_rows
@@ -716,6 +717,7 @@ def reference_random_splits(rows, stats, criterion, totals, masks, draws, min_sa
                 rows["sample_counts"][tree], *tree_statistics(stats, tree, n_samples), totals[node],
                 masks[node], draws[node], rows["n_bins_non_missing"], rows["missing_bin"], stats.inv_scales,
                 stats.regularization, min_samples_leaf, min_weight_leaf[node],
+                ref.skewed_bin_values(masks.shape[1], rows["missing_bin"] + 1),
             )
         )
     return expected
@@ -810,9 +812,10 @@ def test_random_thresholds_stay_between_the_lowest_and_highest_bins():
     for result in (from_hist, from_rows):
         np.testing.assert_array_equal(result["feature"], 0)
         assert set(result["bin"]) == {1, 3, 4}
-    # Drawn bin b = 1 + min(floor(5 u), 4): b = 1, 2 -> 1; b = 3 -> 3; b = 4, 5 -> 4.
-    drawn = 1 + np.minimum(np.floor(draws[:, 0] * 5), 4)
-    np.testing.assert_array_equal(from_hist["bin"], np.select([drawn <= 2, drawn == 3], [1, 3], 4))
+    # Bin values b**3 (ref.skewed_bin_values): the threshold t = 1 + 215 u, uniform between the values of
+    # bins 1 and 6, falls in bin 1 or 2 below 27 (candidate 1), in bin 3 below 64 (candidate 3), else in 4 or 5.
+    threshold = (1 - draws[:, 0]) * 1.0 + draws[:, 0] * 216.0
+    np.testing.assert_array_equal(from_hist["bin"], np.select([threshold < 27, threshold < 64], [1, 3], 4))
 
 
 # --- partition ----------------------------------------------------------------------------------
@@ -1122,19 +1125,6 @@ def test_predict_leaves_and_raw_route_every_split_kind(seed):
     for t, tree in enumerate(trees):  # in tree order, as the kernel adds them
         expected_raw[:, t % 2] += tree.value[expected[:, t], 0, 0]
     np.testing.assert_array_equal(raw, expected_raw)
-
-
-def test_float32_at_most_keeps_every_comparison():
-    rng = np.random.default_rng(520)
-    x = rng.normal(size=2000).astype(np.float32)
-    thresholds = np.concatenate([
-        x.astype(np.float64), x + 1e-9, x - 1e-9, (x.astype(np.float64) + np.nextafter(x, np.float32(np.inf))) / 2,
-        [np.inf, -np.inf, 1e39, -1e39, 3.4028235677973366e38, 0.0, -0.0, 1e-46, -1e-46],
-    ])
-    rounded = float32_at_most(thresholds)
-    assert rounded.dtype == np.float32
-    values = np.concatenate([x, np.float32([np.inf, -np.inf, 0.0, 3.4028235e38, -3.4028235e38, 1e-45, -1e-45])])
-    np.testing.assert_array_equal(values[:, None] <= rounded[None, :], values[:, None] <= thresholds[None, :])
 
 
 @pytest.mark.parametrize("n_scores", [1, 3])

@@ -130,17 +130,21 @@ def test_map_to_bins(grid, shape):
     assert np.unique(cuda_args[4]).size > 5  # not vacuous
 
 
-def test_map_to_bins_with_fitted_bin_mapper():
+# float64: values a float32 cannot tell apart (timestamps with fractions of a second), as validation keeps them.
+@pytest.mark.parametrize("dtype, offset", [(np.float32, 0.0), (np.float64, 1.7e9)])
+def test_map_to_bins_with_fitted_bin_mapper(dtype, offset):
     rng = np.random.default_rng(11)
-    X = rng.integers(0, 12, (45, 3)).astype(np.float32)
-    X[:, 2] = rng.normal(size=45)
+    X = rng.integers(0, 12, (45, 3)).astype(dtype)
+    X[:, 2] = offset + rng.normal(size=45)
     X[rng.random(X.shape) < 0.1] = np.nan
     mapper = BinMapper(max_bins=8).fit(X)
     X_binned = np.zeros(X.shape, dtype=np.uint8, order="F")
-    assert_all_equal(*run_both(
+    cpu_args, cuda_args = run_both(
         binning.map_to_bins, cuda_binning.map_to_bins,
         (X, mapper.bin_thresholds_, mapper.n_thresholds_, mapper.missing_bin, X_binned),
-    ))
+    )
+    assert_all_equal(cpu_args, cuda_args)
+    assert np.unique(cuda_args[4][:, 2]).size == mapper.n_bins_non_missing_[2] + 1  # every bin, NaN's too
 
 
 # --- random draws ---------------------------------------------------------------------------
@@ -398,11 +402,13 @@ def test_predict_every_split_kind(grid):
     assert_all_equal(cpu_args, cuda_args)
 
 
-def test_predict_raw_complete():
-    """Complete binary trees: NaN rows, a single leaf, leaves at several depths, two scores."""
+@pytest.mark.parametrize("dtype, offset", [(np.float32, 0.0), (np.float64, 1.7e9)])
+def test_predict_raw_complete(dtype, offset):
+    """Complete binary trees: NaN rows, a single leaf, leaves at several depths, two scores; float64 values
+    that float32 would merge."""
     rng = np.random.default_rng(550)
     n_samples = 21
-    X = rng.normal(size=(n_samples, 3)).astype(np.float32)
+    X = (offset + rng.normal(size=(n_samples, 3))).astype(dtype)
     X[rng.random(X.shape) < 0.2] = np.nan
     arrays = [random_tree(rng, X, max_depth) for max_depth in (0, 1, 4)]
     trees = [as_tree(a, rng.normal(size=a[0].size), X.shape[1]) for a in arrays]

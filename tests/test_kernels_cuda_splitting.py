@@ -28,9 +28,11 @@ from gpuforest.kernels.cuda import splitting as cuda_splitting
 from gpuforest.tree import CATEGORY_WORDS
 
 try:
+    from . import reference as ref
     from .test_kernels_cpu import CRITERIA, make_statistics
     from .test_kernels_cuda_histogram import cpu_histograms, cpu_totals, make_batch
 except ImportError:
+    import reference as ref
     from test_kernels_cpu import CRITERIA, make_statistics
     from test_kernels_cuda_histogram import cpu_histograms, cpu_totals, make_batch
 
@@ -81,16 +83,17 @@ def run_both(
     n_nodes = totals.shape[0]
     if draws is None:
         draws = np.empty((0, masks.shape[1]))
+    bin_values = ref.skewed_bin_values(masks.shape[1], batch["missing_bin"] + 1)
     from_hist = garbage_outputs(n_nodes, stats.n_slots)
     module.find_best_splits_from_histograms(
-        hist, hist_rows, totals, masks, categorical_features, draws, batch["n_bins_non_missing"],
+        hist, hist_rows, totals, masks, categorical_features, draws, bin_values, batch["n_bins_non_missing"],
         batch["missing_bin"], *common_args, *from_hist.values(),
     )
     from_rows = garbage_outputs(n_nodes, stats.n_slots)
     module.find_best_splits_from_rows(
         batch["X_binned"], batch["sample_indices"], batch["node_start"], batch["node_stop"], batch["node_tree"],
         batch["sample_counts"], stats.row_slot, stats.row_stats, stats.stats_stride, totals, masks,
-        categorical_features, draws, batch["missing_bin"],
+        categorical_features, draws, bin_values, batch["missing_bin"],
         *common_args, *from_rows.values(),
     )
     return from_hist, from_rows

@@ -1,6 +1,7 @@
 """Model files (``save_model`` / ``load_model``) and pickles of every estimator kind."""
 
 import hashlib
+import io
 import json
 import pickle
 import zipfile
@@ -72,7 +73,7 @@ def test_file_holds_the_documented_fields(fitted, tmp_path):
         document = json.loads(archive.read("model.json"))
         estimator = document["estimator"]
         assert (document["format"], document["format_version"], document["library_version"]) == (
-            "gpuforest-model", 1, gf.__version__)
+            "gpuforest-model", 2, gf.__version__)
         assert estimator["$object"] == "gpuforest.decision_tree.DecisionTreeClassifier"
         assert estimator["params"]["max_depth"] == 4
         tree = estimator["attributes"]["tree_"]["attributes"]
@@ -188,9 +189,42 @@ def test_foreign_files_are_refused(tmp_path):
 
 
 def test_newer_format_version_is_refused(saved):
-    rewrite(saved, lambda document: document.update(format_version=2))
-    with pytest.raises(ValueError, match="format version 2, newer than version 1"):
+    rewrite(saved, lambda document: document.update(format_version=3))
+    with pytest.raises(ValueError, match="format version 3, newer than version 2"):
         gf.load_model(saved)
+
+
+def test_version_1_files_load(fitted, saved):
+    """A version-1 file (bin ranges stored as float32, the values of the float32 X it split) loads and predicts
+    as before: its thresholds split the same float32 values."""
+    with zipfile.ZipFile(saved) as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    document = json.loads(members["model.json"])
+    ranges = []
+
+    def find_ranges(value):
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if key in ("bin_min_", "bin_max_") and isinstance(item, dict) and "$array" in item:
+                    ranges.append(item["$array"])
+                find_ranges(item)
+        elif isinstance(value, list):
+            for item in value:
+                find_ranges(item)
+
+    find_ranges(document)
+    assert ranges
+    for name in ranges:
+        buffer = io.BytesIO()
+        np.save(buffer, np.load(io.BytesIO(members[name]), allow_pickle=False).astype(np.float32))
+        members[name] = buffer.getvalue()
+    with zipfile.ZipFile(saved, "w") as archive:
+        for member, data in members.items():
+            archive.writestr(member, data)
+    rewrite(saved, lambda document: document.update(format_version=1))
+    loaded = gf.load_model(saved, device="cpu")
+    for expected, actual in zip(predictions(fitted["random_forest"]), predictions(loaded)):
+        np.testing.assert_array_equal(actual, expected)
 
 
 def test_a_class_outside_gpuforest_is_never_created(saved):

@@ -3,7 +3,6 @@
 import os
 import subprocess
 import sys
-import warnings
 
 import numpy as np
 import pytest
@@ -89,20 +88,32 @@ def test_inf_in_X(case, value):
     Estimator, X, y = case
     X = X.copy()
     X[2, 1] = value
-    with pytest.raises(ValueError, match=r"Input X contains infinity or a value too large for dtype\('float32'\)"):
+    with pytest.raises(ValueError, match=r"Input X contains infinity or a value too large for dtype\('float64'\)"):
         Estimator().fit(X, y)
 
 
 @pytest.mark.parametrize("value", [1e39, -1e300])
-def test_float64_value_too_large_for_float32_in_X(case, value):
-    # Finite in float64 but not representable in float32, the training dtype.
+def test_float64_value_beyond_float32_in_X_is_an_ordinary_value(case, value):
+    """X is validated as float64 (as HistGradientBoosting's): a finite value beyond float32's range is a value
+    like any other, and the fully grown tree fits every (distinct) training row."""
     Estimator, X, y = case
     X = X.copy()
     X[2, 1] = value
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", "overflow encountered in cast", RuntimeWarning)
-        with pytest.raises(ValueError, match=r"Input X contains infinity or a value too large for dtype\('float32'\)"):
-            Estimator().fit(X, y)
+    np.testing.assert_array_equal(Estimator().fit(X, y).predict(X), y)
+
+
+def test_integers_beyond_float32_s_precision_stay_apart():
+    """2**24 and 2**24 + 1 (int32) are one float32: validated as float64, they split; int8 X (exact in float32)
+    fits the same tree as its float64 copy."""
+    X = (2**24 + np.arange(40) % 2).astype(np.int32).reshape(-1, 1)
+    y = np.arange(40) % 2
+    assert DecisionTreeClassifier().fit(X, y).score(X, y) == 1.0
+    small = np.random.default_rng(0).integers(-100, 100, (60, 2)).astype(np.int8)
+    y_small = (small[:, 0] > small[:, 1]).astype(int)
+    np.testing.assert_array_equal(
+        DecisionTreeClassifier().fit(small, y_small).tree_.threshold,
+        DecisionTreeClassifier().fit(small.astype(np.float64), y_small).tree_.threshold,
+    )
 
 
 def test_inf_in_X_at_predict(case):

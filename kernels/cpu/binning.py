@@ -27,7 +27,7 @@ def map_to_bins(X, bin_thresholds, n_thresholds, missing_bin, X_binned):
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features), dtype float32
+    X : ndarray of shape (n_samples, n_features), dtype float64 or float32
     bin_thresholds : ndarray of shape (n_features, max_bins - 1), dtype float64
         Per feature, increasing thresholds padded with +inf.
     n_thresholds : ndarray of shape (n_features,), dtype int32

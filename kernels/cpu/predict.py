@@ -38,7 +38,7 @@ def predict_fractional(X, split_value, node_info, category_bitset, branch_share,
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features), dtype float32
+    X : ndarray of shape (n_samples, n_features), dtype float64 or float32
     split_value, node_info, category_bitset
         As in ``predict_leaves`` (one tree).
     branch_share : ndarray of shape (n_nodes,), dtype float64
@@ -62,7 +62,7 @@ def predict_leaves(X, tree_offsets, split_value, node_info, category_bitset, out
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features), dtype float32
+    X : ndarray of shape (n_samples, n_features), dtype float64 or float32
     tree_offsets : ndarray of shape (n_trees,), dtype int64
         Index of each tree's root in the flat node arrays; child indices are
         relative to it.
@@ -96,7 +96,7 @@ def predict_leaves_with_surrogates(
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features), dtype float32
+    X : ndarray of shape (n_samples, n_features), dtype float64 or float32
     split_value, node_info, category_bitset : as ``predict_leaves``, of one tree
     surrogate_feature : ndarray of shape (n_nodes, max_surrogates), dtype int32
     surrogate_split_type : ndarray of shape (n_nodes, max_surrogates), dtype uint8
@@ -193,14 +193,14 @@ def predict_raw_complete(X, tree_offsets, tree_depth, feature, threshold, missin
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features), dtype float32
+    X : ndarray of shape (n_samples, n_features), dtype float64 or float32
     tree_offsets : ndarray of shape (n_trees,), dtype int64
         First slot of each tree; tree ``t`` of depth ``d`` has ``2**(d + 1)`` slots, its root at
         slot 1, the children of slot ``i`` at ``2 i`` and ``2 i + 1``, its leaves at slots
         ``2**d`` to ``2**(d + 1) - 1``.
     tree_depth : ndarray of shape (n_trees,), dtype int64
     feature : ndarray of shape (n_slots_total,), dtype int32
-    threshold : ndarray of shape (n_slots_total,), dtype float32
+    threshold : ndarray of shape (n_slots_total,), dtype float64
         A row goes right when ``x[feature] > threshold``.
     missing_go_right : ndarray of shape (n_slots_total,), dtype bool
         Where NaN goes.
@@ -215,7 +215,7 @@ def predict_raw_complete(X, tree_offsets, tree_depth, feature, threshold, missin
         first_row = block * COMPLETE_ROWS_PER_BLOCK
         n_rows = min(first_row + COMPLETE_ROWS_PER_BLOCK, n_samples) - first_row
         # Feature-major copy: a step reads X_block[feature, row + lane], the lanes side by side.
-        X_block = np.empty((n_features, COMPLETE_ROWS_PER_BLOCK), dtype=np.float32)
+        X_block = np.empty((n_features, COMPLETE_ROWS_PER_BLOCK), dtype=X.dtype)
         has_nan = False
         for row in range(n_rows):
             for feature_idx in range(n_features):

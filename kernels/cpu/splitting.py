@@ -17,10 +17,13 @@ Random thresholds (extra trees; Geurts, Ernst & Wehenkel 2006; scikit-learn's
 (node, feature) evaluated, let ``lo`` and ``hi`` be the lowest and highest
 occupied non-missing bins of the node in the feature (bins below
 ``n_bins_non_missing[feature]`` with a nonzero row count). If ``hi == lo``
-the feature gives no split. Else ``b = lo + min(int(u * (hi - lo)), hi - lo - 1)``
-(``common.random_threshold_bin``) with ``u = threshold_draws[node, feature]``,
-and the feature's only candidate is the highest occupied bin ``c <= b`` (the
-rows with bin ``<= b`` go left), judged by ``common.scan_threshold`` as above
+the feature gives no split. Else a threshold is drawn uniformly between the
+node's values, as scikit-learn's: ``t = (1 - u) v[lo] + u v[hi]`` with
+``u = threshold_draws[node, feature]`` and ``v = bin_values[feature]`` (each
+bin's value), and ``b`` is the highest bin in ``[lo, hi)`` with ``v[b] <= t``
+(``common.random_threshold_value_bin``); the feature's only candidate is the
+highest occupied bin ``c <= b`` (the rows with bin ``<= b`` go left), judged
+by ``common.scan_threshold`` as above
 (missing right, then missing left; ``min_samples_leaf`` and
 ``min_weight_leaf`` can reject it, and then the feature gives no split). The
 best feature among the candidates is chosen as above.
@@ -41,7 +44,8 @@ from numba import njit, prange
 
 from ..common import (
     NEWTON, NO_SPLIT, category_order_key, category_position, finish_category_split, finish_split_from_histogram,
-    newton_cost, parent_cost, random_threshold_bin, record_best_feature, scan_threshold, searches_all_subsets,
+    newton_cost, parent_cost, random_threshold_bin, random_threshold_value_bin, record_best_feature, scan_threshold,
+    searches_all_subsets,
 )
 
 # Blocks of nodes of find_best_splits_from_rows (one buffer each; many, so that the threads share the work).
@@ -60,9 +64,9 @@ def _scan_scratch(n_bins, n_slots):
 
 
 @njit(cache=True)
-def _random_candidate_in_histogram(feature_hist, low_bin, n_bins_non_missing, draw):
+def _random_candidate_in_histogram(feature_hist, low_bin, n_bins_non_missing, draw, feature_bin_values):
     """The random-threshold candidate bin of a node's feature histogram (n_bins, n_slots), or ``NO_SPLIT``
-    (``low_bin``: no rows below it)."""
+    (``low_bin``: no rows below it; ``feature_bin_values``: the feature's row of ``bin_values``)."""
     count_slot = feature_hist.shape[1] - 1
     lo, hi = NO_SPLIT, NO_SPLIT
     for bin_idx in range(low_bin, n_bins_non_missing):
@@ -72,7 +76,7 @@ def _random_candidate_in_histogram(feature_hist, low_bin, n_bins_non_missing, dr
             hi = bin_idx
     if hi == lo:
         return NO_SPLIT
-    candidate = random_threshold_bin(lo, hi, draw)
+    candidate = random_threshold_value_bin(feature_bin_values, 0, lo, hi, draw)
     while feature_hist[candidate, count_slot] == 0:
         candidate -= 1
     return candidate
@@ -80,16 +84,16 @@ def _random_candidate_in_histogram(feature_hist, low_bin, n_bins_non_missing, dr
 
 @njit(cache=True)
 def _best_threshold(
-    feature_hist, node_totals, low_bin, n_bins_non_missing, missing_bin, draw, criterion, inv_scales,
-    regularization, min_samples_leaf, min_weight_leaf, left, left_with_missing, left_sums, bin_gains,
+    feature_hist, node_totals, low_bin, n_bins_non_missing, missing_bin, draw, feature_bin_values, criterion,
+    inv_scales, regularization, min_samples_leaf, min_weight_leaf, left, left_with_missing, left_sums, bin_gains,
 ):
     """Best ``(gain, bin, missing_left)`` of one node's feature histogram (n_bins, n_slots).
 
     ``low_bin``: no rows in the bins below it (0 when unknown; the scan starts
     there, which gives the same result: an empty bin is no candidate).
     ``draw`` in [0, 1) picks the one random candidate (see the module
-    docstring); a negative ``draw``: every bin. Scratch: ``left``,
-    ``left_with_missing`` (n_slots,) int64; ``left_sums`` (4, n_bins) int64 and
+    docstring; ``feature_bin_values``: the feature's bin values); a negative
+    ``draw``: every bin. Scratch: ``left``, ``left_with_missing`` (n_slots,) int64; ``left_sums`` (4, n_bins) int64 and
     ``bin_gains`` (2, n_bins) float64 (``_best_newton_threshold``).
     """
     n_slots = feature_hist.shape[1]
@@ -105,7 +109,9 @@ def _best_threshold(
     # Thresholds first_bin..last_bin: every bin, or the one random candidate.
     first_bin, last_bin = low_bin, n_bins_non_missing - 1
     if draw >= 0.0:
-        first_bin = last_bin = _random_candidate_in_histogram(feature_hist, low_bin, n_bins_non_missing, draw)
+        first_bin = last_bin = _random_candidate_in_histogram(
+            feature_hist, low_bin, n_bins_non_missing, draw, feature_bin_values
+        )
     if missing[n_slots - 1] > 0:
         return _scan_bins_with_missing(
             feature_hist, node_totals, cost, low_bin, first_bin, last_bin, missing, criterion, n_stat_slots,
@@ -327,9 +333,9 @@ def _newton_candidate_gain(
 
 @njit(parallel=True, cache=True)
 def find_best_splits_from_histograms(
-    hist, hist_rows, totals, feature_mask, categorical_features, threshold_draws, n_bins_non_missing, missing_bin,
-    criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, out_gain, out_feature, out_bin,
-    out_missing_left, out_left_totals, out_next_bin, out_categorical, out_category_bitset,
+    hist, hist_rows, totals, feature_mask, categorical_features, threshold_draws, bin_values, n_bins_non_missing,
+    missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, out_gain, out_feature,
+    out_bin, out_missing_left, out_left_totals, out_next_bin, out_categorical, out_category_bitset,
 ):
     """Best split of every node from its histogram.
 
@@ -345,6 +351,8 @@ def find_best_splits_from_histograms(
     threshold_draws : ndarray of shape (n_nodes, n_features) or (0, n_features), dtype float64
         The uniform of each (node, feature) for random thresholds (see the
         module docstring); with no rows, the best threshold of every feature.
+    bin_values : ndarray of shape (n_features, n_bins) or (n_features, 0), dtype float64
+        Each bin's value (``BinMapper.bin_values``), read by random thresholds only.
     n_bins_non_missing : ndarray of shape (n_features,), dtype int32
     missing_bin : int
     criterion : int
@@ -399,8 +407,8 @@ def find_best_splits_from_histograms(
                 else:
                     best_gain, best_bin, best_missing_left = _best_threshold(
                         hist[hist_rows[node], feature_idx], totals[node], np.int64(0), np.int64(n_bins_non_missing[feature_idx]),
-                        missing_bin, draw, criterion, inv_scales, regularization, min_samples_leaf,
-                        min_weight_leaf[node], *scratch,
+                        missing_bin, draw, bin_values[feature_idx], criterion, inv_scales, regularization,
+                        min_samples_leaf, min_weight_leaf[node], *scratch,
                     )
             gains[node, feature_idx] = best_gain
             bins[node, feature_idx] = best_bin
@@ -436,9 +444,9 @@ def _category_bits_scratch(n_nodes, categorical_features, out_category_bitset):
 @njit(parallel=True, cache=True)
 def find_best_splits_from_rows(
     X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride,
-    totals, feature_mask, categorical_features, threshold_draws, missing_bin, criterion, inv_scales, regularization,
-    min_samples_leaf, min_weight_leaf, out_gain, out_feature, out_bin, out_missing_left, out_left_totals,
-    out_next_bin, out_categorical, out_category_bitset,
+    totals, feature_mask, categorical_features, threshold_draws, bin_values, missing_bin, criterion, inv_scales,
+    regularization, min_samples_leaf, min_weight_leaf, out_gain, out_feature, out_bin, out_missing_left,
+    out_left_totals, out_next_bin, out_categorical, out_category_bitset,
 ):
     """Best split of every node from one-feature histograms of its rows, built in turn in a small buffer.
 
@@ -496,8 +504,8 @@ def find_best_splits_from_rows(
                         )
                     else:
                         best_gain, best_bin, best_missing_left = _best_threshold(
-                            feature_hist, totals[node], low_bin, bins_used, missing_bin, draw, criterion, inv_scales,
-                            regularization, min_samples_leaf, min_weight_leaf[node], *scratch,
+                            feature_hist, totals[node], low_bin, bins_used, missing_bin, draw, bin_values[feature_idx],
+                            criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf[node], *scratch,
                         )
                     _clear_feature_rows(feature_hist, X_binned, feature_idx, node_rows, n_rows)
                 gains[node, feature_idx] = best_gain

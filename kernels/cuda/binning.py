@@ -1,6 +1,6 @@
 """Map raw feature values to uint8 bins on the GPU (twin of ``kernels.cpu.binning``).
 
-``X`` is row-major float32 and ``X_binned`` column-major uint8, so the kernel
+``X`` is row-major float64 or float32 and ``X_binned`` column-major uint8, so the kernel
 transposes through shared memory: a block of 32 x 8 threads reads a tile of
 32 rows x 32 features along the rows of ``X`` (consecutive threads, consecutive
 features), bins each value with ``common.bin_of_value`` and writes the tile

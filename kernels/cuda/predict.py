@@ -233,7 +233,7 @@ def ptx_specializations():
                 types.Array(types.int64, 1, "C"),
                 types.Array(types.int64, 1, "C"),
                 types.Array(types.int32, 1, "C"),
-                types.Array(types.float32, 1, "C"),
+                types.Array(types.float64, 1, "C"),
                 types.Array(types.bool_, 1, "C"),
                 types.Array(types.float64, 1, "C"),
                 types.Array(types.float64, 2, "C"),

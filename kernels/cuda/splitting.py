@@ -36,7 +36,8 @@ Random thresholds (``threshold_draws`` with a row per node; the rule is in
 candidate bins' prefix sums find ``lo`` (the candidate with no candidate rows
 below it) and ``hi`` (the one with all of them), which go to a 2-element
 shared array; every thread then draws ``b`` with
-``common.random_threshold_bin`` and stays a candidate only if its bin is the
+``common.random_threshold_value_bin`` (a threshold uniform between the values of
+bins ``lo`` and ``hi``, read from ``bin_values``) and stays a candidate only if its bin is the
 highest occupied one ``<= b`` (its bin ``<= b`` and no candidate rows between
 them). The branch depends on the launch only, so it is the same for the
 whole block. Phase 1 reads the draws flattened, at its task index: a 2-D index
@@ -72,7 +73,8 @@ from numba import cuda, types
 from ..common import (
     MAX_EXHAUSTIVE_CATEGORIES, NO_SPLIT, accumulate_row, category_bitset, category_order_key, category_position,
     finish_category_split, finish_split_from_histogram, has_category, parent_cost, pick_best_feature,
-    random_threshold_bin, record_best_feature, resolve_missing_left, scan_threshold, searches_all_subsets,
+    random_threshold_bin, random_threshold_value_bin, record_best_feature, resolve_missing_left, scan_threshold,
+    searches_all_subsets,
 )
 from . import jit_kernel
 from .histogram import array_namespace
@@ -159,12 +161,13 @@ def _block_helpers(n_threads, n_slots):
             offset *= 2
 
     @cuda.jit(device=True)
-    def random_candidate(work, tid, candidate, last_bin, draw, bounds):
+    def random_candidate(work, tid, candidate, last_bin, draw, bin_values, first_value, bounds):
         """Whether thread ``tid``'s bin is the random-threshold candidate; the whole block calls it.
 
         After ``prefix_sums``, where only candidate bins (all below or at
         ``last_bin``) added rows to ``work``. ``draw`` is the node's uniform for
-        the feature; ``bounds`` a shared int32 array of 2 (``lo``, ``hi``).
+        the feature, ``bin_values[first_value + b]`` the value of bin ``b``;
+        ``bounds`` a shared int32 array of 2 (``lo``, ``hi``).
         """
         if candidate:
             rows_up_to_mine = work[tid, count_slot]
@@ -176,7 +179,7 @@ def _block_helpers(n_threads, n_slots):
         # Without a candidate in the block no thread reads bounds, which nobody wrote.
         if not candidate or bounds[1] == bounds[0]:
             return False
-        drawn = random_threshold_bin(bounds[0], bounds[1], draw)
+        drawn = random_threshold_value_bin(bin_values, first_value, bounds[0], bounds[1], draw)
         return tid <= drawn and work[drawn, count_slot] == work[tid, count_slot]
 
     @cuda.jit(device=True)
@@ -405,7 +408,7 @@ def _scan_histograms_kernel(n_threads, n_slots, use_shared, category_words=0, al
     task_feature = _task_feature(category_words)
 
     def scan_histograms_kernel(
-        hist, hist_rows, totals, feature_mask, categorical_features, threshold_draws, n_bins_non_missing,
+        hist, hist_rows, totals, feature_mask, categorical_features, threshold_draws, bin_values, n_bins_non_missing,
         missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, gains, bins,
         missing_left, category_bits, scratch, first_task,
     ):
@@ -462,7 +465,8 @@ def _scan_histograms_kernel(n_threads, n_slots, use_shared, category_words=0, al
                 # Non-candidate bins hold zeros: the last prefix sum counts the candidates' rows.
                 # (threshold_draws is flat here, indexed by task: see the module docstring.)
                 candidate = random_candidate(
-                    work, tid, candidate, n_threads - 1, threshold_draws[task], random_bounds
+                    work, tid, candidate, n_threads - 1, threshold_draws[task], bin_values,
+                    feature_idx * n_threads, random_bounds,
                 )
             gain = -math.inf
             order = NO_ORDER
@@ -551,9 +555,9 @@ def _launch_phase1_kernels(
 
 
 def find_best_splits_from_histograms(
-    hist, hist_rows, totals, feature_mask, categorical_features, threshold_draws, n_bins_non_missing, missing_bin,
-    criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, out_gain, out_feature, out_bin,
-    out_missing_left, out_left_totals, out_next_bin, out_categorical, out_category_bitset,
+    hist, hist_rows, totals, feature_mask, categorical_features, threshold_draws, bin_values, n_bins_non_missing,
+    missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, out_gain, out_feature,
+    out_bin, out_missing_left, out_left_totals, out_next_bin, out_categorical, out_category_bitset,
 ):
     """Best split of every node from its histogram ``hist[hist_rows[node]]`` (see ``kernels.cpu``).
 
@@ -571,12 +575,17 @@ def find_best_splits_from_histograms(
     n_categorical, n_words = categorical_features.shape[0], out_category_bitset.shape[1]
     xp = array_namespace(totals)
     gains, bins, missing_left, category_bits = _split_scratch(xp, n_nodes, n_features, n_categorical, n_words)
+    if bin_values.shape[1] > 0:
+        # Rows of a block's width: the kernel indexes them by its thread count, a constant that costs no register.
+        padded = xp.zeros((n_features, scan_threads(n_bins)))
+        padded[:, :n_bins] = bin_values
+        bin_values = padded
     _launch_phase1_kernels(
         _scan_histograms_kernel,
         lambda mask: (
-            hist, hist_rows, totals, mask, categorical_features, threshold_draws.reshape(-1), n_bins_non_missing,
-            missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, gains, bins,
-            missing_left, category_bits,
+            hist, hist_rows, totals, mask, categorical_features, threshold_draws.reshape(-1), bin_values.reshape(-1),
+            n_bins_non_missing, missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf,
+            gains, bins, missing_left, category_bits,
         ),
         feature_mask, categorical_features, n_words, _subsets_possible(criterion, n_slots, threshold_draws),
         scan_threads(n_bins), n_slots, xp,
@@ -605,7 +614,7 @@ def _scan_rows_kernel(n_threads, n_slots, use_shared, category_words=0, all_subs
 
     def scan_rows_kernel(
         X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride,
-        totals, feature_mask, categorical_features, threshold_draws, missing_bin, criterion, inv_scales,
+        totals, feature_mask, categorical_features, threshold_draws, bin_values, missing_bin, criterion, inv_scales,
         regularization, min_samples_leaf, min_weight_leaf, gains, bins, missing_left, category_bits, scratch,
         first_task,
     ):
@@ -679,7 +688,8 @@ def _scan_rows_kernel(n_threads, n_slots, use_shared, category_words=0, all_subs
                 # The missing bin's rows come after missing_bin - 1 in the prefix sums.
                 # (threshold_draws is flat here, indexed by task: see the module docstring.)
                 candidate = random_candidate(
-                    work, tid, candidate, missing_bin - 1, threshold_draws[task], random_bounds
+                    work, tid, candidate, missing_bin - 1, threshold_draws[task], bin_values,
+                    feature_idx * (missing_bin + 1), random_bounds,
                 )
             gain = -math.inf
             order = NO_ORDER
@@ -800,9 +810,9 @@ def _finish_rows_kernel(n_slots, threads, has_categorical):
 
 def find_best_splits_from_rows(
     X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride,
-    totals, feature_mask, categorical_features, threshold_draws, missing_bin, criterion, inv_scales, regularization,
-    min_samples_leaf, min_weight_leaf, out_gain, out_feature, out_bin, out_missing_left, out_left_totals,
-    out_next_bin, out_categorical, out_category_bitset,
+    totals, feature_mask, categorical_features, threshold_draws, bin_values, missing_bin, criterion, inv_scales,
+    regularization, min_samples_leaf, min_weight_leaf, out_gain, out_feature, out_bin, out_missing_left,
+    out_left_totals, out_next_bin, out_categorical, out_category_bitset,
 ):
     """Best split of every node from its rows (see ``kernels.cpu``).
 
@@ -825,8 +835,9 @@ def find_best_splits_from_rows(
         _scan_rows_kernel,
         lambda mask: (
             X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats,
-            stats_stride, totals, mask, categorical_features, threshold_draws.reshape(-1), missing_bin, criterion,
-            inv_scales, regularization, min_samples_leaf, min_weight_leaf, gains, bins, missing_left, category_bits,
+            stats_stride, totals, mask, categorical_features, threshold_draws.reshape(-1), bin_values.reshape(-1),
+            missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, gains, bins,
+            missing_left, category_bits,
         ),
         feature_mask, categorical_features, n_words, _subsets_possible(criterion, n_slots, threshold_draws),
         scan_threads(int(missing_bin) + 1), n_slots, xp,
@@ -860,13 +871,13 @@ def _argument_types():
     outputs = (float64_1d, int32_1d, int32_1d, bool_1d, int64_2d, int32_1d, bool_1d, uint32_2d)
     rows = (x_binned, int32_1d, int64_1d, int64_1d, int64_1d, int32_2d, int32_1d, int64_2d, types.int64)
     scan_hist = (
-        hist, int64_1d, int64_2d, bool_2d, int32_1d, float64_1d, int32_1d, types.int64, types.int64, float64_1d,
-        regularization, types.int64, float64_1d,
+        hist, int64_1d, int64_2d, bool_2d, int32_1d, float64_1d, float64_1d, int32_1d, types.int64, types.int64,
+        float64_1d, regularization, types.int64, float64_1d,
     ) + scratch + work
     pick_hist = (hist, int64_1d, int64_2d, int32_1d, int32_1d, types.int64) + scratch + outputs
     scan_rows = rows + (
-        int64_2d, bool_2d, int32_1d, float64_1d, types.int64, types.int64, float64_1d, regularization, types.int64,
-        float64_1d,
+        int64_2d, bool_2d, int32_1d, float64_1d, float64_1d, types.int64, types.int64, float64_1d, regularization,
+        types.int64, float64_1d,
     ) + scratch + work
     finish_rows = rows + (int64_2d, int32_1d, types.int64) + scratch + outputs
     return scan_hist, pick_hist, scan_rows, finish_rows
