@@ -47,7 +47,6 @@ def test_notice_once_when_kernels_compile_without_a_cache(tmp_path):
     printed = _compile_with_notice("fresh_kernels", [(module.double, 1), (module.square, 1), (module.double, 1.5)])
     cache_path = module.double._cache.cache_path
     assert printed == NOTICE.format(cache=cache_path) + "\n"
-    assert str(tmp_path) in cache_path
 
 
 def test_no_notice_once_the_cache_exists_or_for_other_packages(tmp_path):

@@ -296,7 +296,8 @@ def test_poisson_never_makes_a_child_with_zero_sum():
 
 def test_poisson_matches_sklearn_on_counts():
     rng = np.random.RandomState(3)
-    X = rng.uniform(size=(200, 4))
+    # float32 values: scikit-learn's trees split X as float32, so the thresholds are the same midpoints.
+    X = rng.uniform(size=(200, 4)).astype(np.float32)
     y = rng.poisson(np.exp(1.0 + 1.5 * X[:, 0] - X[:, 1])).astype(float)
     references = [
         sk_tree.DecisionTreeRegressor(criterion="poisson", max_depth=3, random_state=seed).fit(X, y)
@@ -528,8 +529,9 @@ def test_zero_weights_equal_removed_rows(criterion):
 def imbalanced_data():
     rng = np.random.RandomState(5)
     y = np.repeat([0, 1, 2], [120, 50, 20])
+    # float32, as scikit-learn's trees split X: the same midpoint thresholds.
     X = np.round(rng.normal(size=(190, 4)) + 0.8 * y[:, None] * np.array([1.0, 0.5, 0.0, -0.3]), 1)
-    return X, y
+    return X.astype(np.float32), y
 
 
 @pytest.mark.parametrize("criterion", ["gini", "entropy"])
