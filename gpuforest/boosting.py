@@ -30,6 +30,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .backend import DEVICES, get_backend
 from .categorical import CATEGORICAL_FEATURES_CONSTRAINT
+from .contributions import ContributionsMixin
 from .decision_tree import MAX_DEPTH_UNLIMITED, AllowNaNMixin, encode_classes, validate_fit_data, validate_predict_data
 from .fitting import BinnedTraining, fit_bin_mapper
 from .grower import GrowthParams, feature_count, tree_feature_subsets
@@ -99,7 +100,7 @@ class _RawScores:
         return self._estimator._decision_from_raw(self._raw)
 
 
-class BaseGradientBoosting(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, BaseEstimator):
+class BaseGradientBoosting(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, ContributionsMixin, BaseEstimator):
     """Parameters, the boosting loop, early stopping and raw-score prediction shared by both estimators."""
 
     _parameter_constraints = {
@@ -384,13 +385,24 @@ class BaseGradientBoosting(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, Base
         leaves = get_backend(self.device_).predict_leaves(X, tree_offsets, split_value, node_info, category_bitset)
         return value[tree_offsets[None, :] + leaves, 0]
 
-    def _raw_predict(self, X):
+    def _validate_X_predict(self, X):
         check_is_fitted(self, "trees_")
-        return self._raw_predict_validated(validate_predict_data(self, X))
+        return validate_predict_data(self, X)
+
+    def _raw_predict(self, X):
+        return self._raw_predict_validated(self._validate_X_predict(X))
 
     def _staged_raw_predict(self, X):
-        check_is_fitted(self, "trees_")
-        yield from self._staged_raw(validate_predict_data(self, X))
+        yield from self._staged_raw(self._validate_X_predict(X))
+
+    def _additive_trees(self):
+        n_per_round = self._loss.n_trees_per_iteration
+        tree_values = []
+        for index, tree in enumerate(self.trees_):
+            values = np.zeros((tree.node_count, n_per_round))
+            values[:, index % n_per_round] = tree.value[:, 0, 0]
+            tree_values.append(values)
+        return self.trees_, tree_values, self.baseline_
 
     def to_treelite(self):
         """This fitted model as a ``treelite.Model`` (``gpuforest.export_treelite.to_treelite``)."""
