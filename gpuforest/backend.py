@@ -545,6 +545,7 @@ def _categorical_features(is_categorical):
 
 KERNEL_STAGES = (
     "binning", "sampling", "histogram", "splitting", "partitioning", "leaf_values", "predict", "gradients", "multiway",
+    "contributions",
 )
 
 

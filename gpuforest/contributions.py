@@ -8,13 +8,13 @@ its interaction values the Shapley interaction index of section 4. The ensemble'
 of its trees' values scaled as the ensemble adds the trees up.
 
 ``ContributionsMixin`` gives the estimators ``predict_contributions`` (XGBoost's ``pred_contribs=True``)
-and ``predict_interactions`` (``pred_interactions=True``); the kernels are in
-``kernels/cpu/contributions.py``.
+and ``predict_interactions`` (``pred_interactions=True``), on the estimator's device; the kernels are
+``kernels/cpu/contributions.py`` and its CUDA twin.
 """
 
 import numpy as np
 
-from .kernels.cpu.contributions import path_contributions, path_interactions
+from .backend import get_backend
 from .tree import MULTIWAY, TREE_LEAF, pack_forest
 
 
@@ -34,7 +34,7 @@ class TreePaths:
         ``(split_value, node_info, category_bitset)`` of ``tree.pack_forest``.
     arrays : tuple
         ``(split_start, split_node, split_rank, split_element, element_start, element_feature, element_zero,
-        path_value)`` as ``kernels.cpu.contributions.path_contributions`` reads them.
+        path_value)`` as the ``contributions`` kernels read them (``kernels.common``'s TreeSHAP section).
     expected_value : ndarray of shape (n_outputs,)
         The sum over the paths of the leaf value times the product of the cover ratios on the path: each
         tree's mean over the training cover.
@@ -106,21 +106,29 @@ class TreePaths:
             element_start.append(len(element_feature))
             leaves.append(node)
 
-    def contributions(self, X):
+    def _run(self, backend, kernel, X, shape):
+        """``out`` of ``shape`` (zeros) after ``backend``'s ``kernel`` (a ``contributions`` kernel) added to it."""
+        out = backend.xp.zeros(shape)
+        getattr(backend.kernels.contributions, kernel)(
+            backend.to_device(X), *backend.to_device_many(*self.routing, *self.arrays), out
+        )
+        return backend.to_host(out)
+
+    def contributions(self, X, backend):
         """SHAP values, shape (n_samples, n_features + 1, n_outputs): the last slot is ``expected_value``."""
-        out = np.zeros((X.shape[0], X.shape[1] + 1, self.expected_value.shape[0]))
-        path_contributions(X, *self.routing, *self.arrays, out)
+        out = self._run(backend, "path_contributions", X, (X.shape[0], X.shape[1] + 1, self.expected_value.shape[0]))
         out[:, -1] = self.expected_value
         return out
 
-    def interactions(self, X):
+    def interactions(self, X, backend):
         """SHAP interaction values, shape (n_samples, n_features + 1, n_features + 1, n_outputs): off the
         diagonal ``phi_ij`` (each pair's interaction shared equally by ``ij`` and ``ji``), on it the main effect
         ``phi_ii = phi_i - sum_{j != i} phi_ij``, ``expected_value`` at ``[n_features, n_features]``."""
         n_features = X.shape[1]
-        out = np.zeros((X.shape[0], n_features + 1, n_features + 1, self.expected_value.shape[0]))
-        path_interactions(X, *self.routing, *self.arrays, out)
-        shap_values = self.contributions(X)
+        out = self._run(
+            backend, "path_interactions", X, (X.shape[0], n_features + 1, n_features + 1, self.expected_value.shape[0])
+        )
+        shap_values = self.contributions(X, backend)
         diagonal = np.arange(n_features + 1)
         out[:, diagonal, diagonal] = shap_values - out.sum(axis=2)
         return out
@@ -160,7 +168,7 @@ class ContributionsMixin:
             multinomial boosting's scores) have them on the last axis, as shap's ``TreeExplainer`` does.
         """
         X = self._validate_X_predict(X)
-        return _squeezed(self._tree_paths().contributions(X))
+        return _squeezed(self._tree_paths().contributions(X, get_backend(self.device_)))
 
     def predict_interactions(self, X):
         """SHAP interaction values of each row (Lundberg et al. 2018, section 4; XGBoost's
@@ -178,7 +186,7 @@ class ContributionsMixin:
             ``predict_contributions``; each row sums to the raw prediction.
         """
         X = self._validate_X_predict(X)
-        return _squeezed(self._tree_paths().interactions(X))
+        return _squeezed(self._tree_paths().interactions(X, get_backend(self.device_)))
 
 
 def _squeezed(values):

@@ -15,6 +15,8 @@ from gpuforest import (
     GradientBoostingRegressor,
     RandomForestClassifier,
 )
+from gpuforest.backend import get_backend
+from gpuforest.contributions import TreePaths
 from gpuforest.tree import CATEGORICAL, TREE_LEAF
 
 
@@ -170,6 +172,17 @@ def test_bad_input_and_unsupported_models_raise():
     multiway = DecisionTreeClassifier(algorithm="id3", categorical_features=[0]).fit(X[:, 3:], labels)
     with pytest.raises(ValueError, match="multiway"):
         multiway.predict_interactions(X[:, 3:])
+
+
+def test_cuda_kernels_equal_the_cpu_kernels():
+    """The CUDA twins (under numba's simulator unless GPUFOREST_REAL_CUDA=1) give the CPU kernels' values."""
+    X, y = _data(seed=8)
+    model = GradientBoostingClassifier(n_estimators=2, max_depth=3, categorical_features=[3]).fit(X, np.digitize(y, [0]))
+    paths = TreePaths(model.trees_, [tree.value[:, 0] for tree in model.trees_])
+    rows = X[:5].astype(np.float32)
+    cpu, cuda = get_backend("cpu"), get_backend("cuda")
+    np.testing.assert_allclose(paths.contributions(rows, cuda), paths.contributions(rows, cpu), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(paths.interactions(rows, cuda), paths.interactions(rows, cpu), rtol=0, atol=1e-12)
 
 
 @pytest.mark.quality
