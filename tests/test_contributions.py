@@ -12,7 +12,6 @@ from gpuforest import (
     DecisionTreeRegressor,
     ExtraTreesRegressor,
     GradientBoostingClassifier,
-    GradientBoostingRegressor,
     RandomForestClassifier,
 )
 from gpuforest.backend import get_backend
@@ -132,31 +131,25 @@ def test_forest_contributions_are_the_mean_of_the_trees_brute_force_values():
     [
         (DecisionTreeRegressor(max_depth=4), "predict"),
         (RandomForestClassifier(n_estimators=4, max_depth=4, random_state=0), "predict_proba"),
-        (GradientBoostingRegressor(n_estimators=4, max_depth=3), "predict"),
         (GradientBoostingClassifier(n_estimators=3, max_depth=3), "decision_function"),
+        (GradientBoostingClassifier(n_estimators=3, max_depth=2), "binary_decision_function"),
     ],
-    ids=["tree", "forest_classifier", "boosting_regressor", "boosting_multiclass"],
+    ids=["tree", "forest_classifier", "boosting_multiclass", "boosting_binary"],
 )
 def test_contributions_and_interactions_sum_to_the_raw_prediction(estimator, raw_prediction):
     X, y = _data(seed=4)
     if raw_prediction != "predict":
-        y = np.digitize(y, [-1.0, 1.0])
+        y = np.digitize(y, [0.0] if raw_prediction.startswith("binary") else [-1.0, 1.0])
     estimator.fit(X, y)
     rows = X[:15]
-    raw = getattr(estimator, raw_prediction)(rows)
+    raw = getattr(estimator, raw_prediction.removeprefix("binary_"))(rows)
     contributions = estimator.predict_contributions(rows)
+    # One output: (n_samples, n_features + 1); several: the outputs last, as shap's TreeExplainer.
+    assert contributions.shape == (raw.shape[0], X.shape[1] + 1, *raw.shape[1:])
     np.testing.assert_allclose(contributions.sum(axis=1), raw, rtol=0, atol=1e-9)
     interactions = estimator.predict_interactions(rows)
     np.testing.assert_allclose(interactions.sum(axis=2), contributions, rtol=0, atol=1e-9)
     np.testing.assert_allclose(interactions, np.swapaxes(interactions, 1, 2), rtol=0, atol=1e-12)
-
-
-def test_binary_boosting_contributions_have_one_score():
-    X, y = _data(seed=5)
-    model = GradientBoostingClassifier(n_estimators=3, max_depth=2).fit(X, y > 0)
-    contributions = model.predict_contributions(X[:7])
-    assert contributions.shape == (7, X.shape[1] + 1)
-    np.testing.assert_allclose(contributions.sum(axis=1), model.decision_function(X[:7]), rtol=0, atol=1e-9)
 
 
 def test_bad_input_and_unsupported_models_raise():
