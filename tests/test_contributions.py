@@ -170,7 +170,8 @@ def test_bad_input_and_unsupported_models_raise():
 def test_cuda_kernels_equal_the_cpu_kernels():
     """The CUDA twins (under numba's simulator unless GPUFOREST_REAL_CUDA=1) give the CPU kernels' values."""
     X, y = _data(seed=8)
-    model = GradientBoostingClassifier(n_estimators=2, max_depth=3, categorical_features=[3]).fit(X, np.digitize(y, [0]))
+    model = GradientBoostingClassifier(n_estimators=2, max_depth=3, categorical_features=[3])
+    model.fit(X, np.digitize(y, [0]))
     paths = TreePaths(model.trees_, [tree.value[:, 0] for tree in model.trees_])
     rows = X[:5].astype(np.float32)
     cpu, cuda = get_backend("cpu"), get_backend("cuda")
