@@ -1120,24 +1120,29 @@ def shap_extend(weights, depth, zero_fraction, one_fraction):
     """EXTEND (Algorithm 2): add an element with these fractions to a path of ``depth`` elements whose
     subset weights are ``weights[:depth]``; the new weights are ``weights[:depth + 1]``."""
     weights[depth] = 1.0 if depth == 0 else 0.0
+    share = 1.0 / (depth + 1)  # one division, not two per step
     for i in range(depth - 1, -1, -1):
-        weights[i + 1] += one_fraction * weights[i] * (i + 1) / (depth + 1)
-        weights[i] = zero_fraction * weights[i] * (depth - i) / (depth + 1)
+        weights[i + 1] += one_fraction * weights[i] * ((i + 1) * share)
+        weights[i] = zero_fraction * weights[i] * ((depth - i) * share)
 
 
 @njit(cache=True, inline="always")
 def shap_unwound_sum(weights, depth, zero_fraction, one_fraction):
     """Sum of the weights of the path of ``depth + 1`` weights with the element of these fractions taken
-    out (UNWIND of Algorithm 2 followed by the sum, as shap's ``unwound_path_sum``)."""
+    out (UNWIND of Algorithm 2 followed by the sum, as shap's ``unwound_path_sum``). A row's one fraction
+    is 0 or 1 (it takes the path's way or not), which spares a division per step."""
     total = 0.0
-    next_one = weights[depth]
-    for i in range(depth - 1, -1, -1):
-        if one_fraction != 0.0:
-            part = next_one * (depth + 1) / ((i + 1) * one_fraction)
+    if one_fraction != 0.0:
+        next_one = weights[depth]
+        zero_share = zero_fraction / (depth + 1)
+        for i in range(depth - 1, -1, -1):
+            part = next_one * (depth + 1) / (i + 1)
             total += part
-            next_one = weights[i] - part * zero_fraction * (depth - i) / (depth + 1)
-        elif zero_fraction != 0.0:
-            total += weights[i] / zero_fraction * (depth + 1) / (depth - i)
+            next_one = weights[i] - part * ((depth - i) * zero_share)
+    elif zero_fraction != 0.0:
+        for i in range(depth - 1, -1, -1):
+            total += weights[i] / (depth - i)
+        total *= (depth + 1) / zero_fraction
     return total
 
 
