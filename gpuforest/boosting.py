@@ -385,15 +385,17 @@ class BaseGradientBoosting(AllowNaNMixin, ModelFileMixin, PackedTreesMixin, Cont
         leaves = get_backend(self.device_).predict_leaves(X, tree_offsets, split_value, node_info, category_bitset)
         return value[tree_offsets[None, :] + leaves, 0]
 
+    def _raw_predict(self, X):
+        check_is_fitted(self, "trees_")
+        return self._raw_predict_validated(validate_predict_data(self, X))
+
+    def _staged_raw_predict(self, X):
+        check_is_fitted(self, "trees_")
+        yield from self._staged_raw(validate_predict_data(self, X))
+
     def _validate_X_predict(self, X):
         check_is_fitted(self, "trees_")
         return validate_predict_data(self, X)
-
-    def _raw_predict(self, X):
-        return self._raw_predict_validated(self._validate_X_predict(X))
-
-    def _staged_raw_predict(self, X):
-        yield from self._staged_raw(self._validate_X_predict(X))
 
     def _additive_trees(self):
         n_per_round = self._loss.n_trees_per_iteration
