@@ -1,6 +1,7 @@
 """SHAP values: gpuforest's ``predict_contributions`` against XGBoost's ``predict(pred_contribs=True)``.
 
-Each library boosts its own model of the same size (``--n-estimators`` trees of depth ``--max-depth``, depth-wise)
+Each library boosts its own model of the same size (``--n-estimators`` trees of depth ``--max-depth``, depth-wise,
+no early stopping)
 on the same synthetic regression data, then explains ``--explain-rows`` test rows, best of ``--repeats``. Both are
 exact path-dependent TreeSHAP (O(leaves x depth^2) per row), so the time per (row, leaf) compares the engines; the
 table also gives each model's leaf count and the largest gap between the contributions' row sums and the
@@ -21,7 +22,8 @@ import gpuforest
 def _gpuforest_row(args, data):
     X_train, y_train, X_test, _ = data
     model = gpuforest.GradientBoostingRegressor(
-        n_estimators=args.n_estimators, max_depth=args.max_depth, grow_policy="depthwise", device=args.device
+        n_estimators=args.n_estimators, max_depth=args.max_depth, grow_policy="depthwise", early_stopping=False,
+        random_state=0, device=args.device,
     ).fit(X_train, y_train)
     rows = X_test[: args.explain_rows]
     model.predict_contributions(rows[:10])  # compiles the kernel (cached after the first run)
