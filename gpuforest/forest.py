@@ -28,6 +28,7 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .backend import get_backend
+from .contributions import ContributionsMixin
 from .decision_tree import (
     TREE_PARAMETER_CONSTRAINTS,
     AllowNaNMixin,
@@ -70,7 +71,8 @@ PREDICT_BLOCK_BYTES = 64 * 1024 * 1024
 
 
 class BaseForest(
-    AllowNaNMixin, ModelFileMixin, PackedTreesMixin, RecursionPartialDependenceMixin, ImportanceTypeMixin, BaseEstimator
+    AllowNaNMixin, ModelFileMixin, PackedTreesMixin, RecursionPartialDependenceMixin, ImportanceTypeMixin,
+    ContributionsMixin, BaseEstimator
 ):
     """Parameters, batched fitting, prediction and out-of-bag estimates of every forest."""
 
@@ -321,6 +323,10 @@ class BaseForest(
     def _validate_X_predict(self, X):
         check_is_fitted(self, "trees_")
         return validate_predict_data(self, X)
+
+    def _additive_trees(self):
+        share = 1.0 / len(self.trees_)
+        return self.trees_, [tree.value[:, 0] * share for tree in self.trees_], np.zeros(self._n_values())
 
     def _out_of_bag(self, backend, X, y, targets):
         """Mean of the out-of-bag trees' values per row, in one pass over X per batch of trees.
@@ -590,6 +596,13 @@ class ForestClassifier(ClassifierMixin, BaseForest):
     def predict_log_proba(self, X):
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
+
+    def _additive_trees(self):
+        if self.voting != "soft":
+            raise ValueError(
+                f"Feature contributions add up the trees' probabilities: they need voting='soft', not {self.voting!r}."
+            )
+        return super()._additive_trees()
 
     def predict(self, X):
         """The winning class; with ``voting="majority"``, ``reject_label`` where no class has over half the votes."""
