@@ -364,10 +364,12 @@ def pack_forest(trees):
         np.concatenate([getattr(tree, name) for tree in trees])
         for name in ("feature", "missing_go_to_left", "split_type", "threshold")
     )
-    split_value, category_bitset = pack_split_values(
-        split_type, threshold, children_left, children_right,
-        np.concatenate([tree.category_bitset for tree in trees]),
+    # Only the categorical splits' rows are written: the other pages of a large zeroed array are never touched.
+    node_bitsets = np.zeros((split_type.shape[0], CATEGORY_WORDS), dtype=np.uint32)
+    node_bitsets[split_type == CATEGORICAL] = np.concatenate(
+        [tree.category_bitset[tree.split_type == CATEGORICAL] for tree in trees]
     )
+    split_value, category_bitset = pack_split_values(split_type, threshold, children_left, children_right, node_bitsets)
     node_info = np.empty_like(children_left)
     node_info[position] = pack_node_info(feature, missing_go_left, new_left, split_type)
     packed_split_value = np.empty(position.shape[0])
