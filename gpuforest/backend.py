@@ -552,6 +552,7 @@ def _categorical_features(is_categorical):
 
 KERNEL_STAGES = (
     "binning", "sampling", "histogram", "splitting", "partitioning", "leaf_values", "predict", "gradients", "multiway",
+    "contributions",
 )
 
 

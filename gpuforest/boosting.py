@@ -30,6 +30,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .backend import DEVICES, get_backend
 from .categorical import CATEGORICAL_FEATURES_CONSTRAINT
+from .contributions import ContributionsMixin
 from .decision_tree import MAX_DEPTH_UNLIMITED, AllowNaNMixin, encode_classes, validate_fit_data, validate_predict_data
 from .fitting import BinnedTraining, fit_bin_mapper, refit_bin_mapper
 from .grower import GrowthParams, feature_count, tree_feature_subsets
@@ -102,7 +103,8 @@ class _RawScores:
 
 
 class BaseGradientBoosting(
-    AllowNaNMixin, ModelFileMixin, PackedTreesMixin, RecursionPartialDependenceMixin, ImportanceTypeMixin, BaseEstimator
+    AllowNaNMixin, ModelFileMixin, PackedTreesMixin, RecursionPartialDependenceMixin, ImportanceTypeMixin,
+    ContributionsMixin, BaseEstimator
 ):
     """Parameters, the boosting loop, early stopping and raw-score prediction shared by both estimators."""
 
@@ -446,6 +448,19 @@ class BaseGradientBoosting(
     def _staged_raw_predict(self, X):
         check_is_fitted(self, "trees_")
         yield from self._staged_raw(validate_predict_data(self, X))
+
+    def _validate_X_predict(self, X):
+        check_is_fitted(self, "trees_")
+        return validate_predict_data(self, X)
+
+    def _additive_trees(self):
+        n_per_round = self._loss.n_trees_per_iteration
+        tree_values = []
+        for index, tree in enumerate(self.trees_):
+            values = np.zeros((tree.node_count, n_per_round))
+            values[:, index % n_per_round] = tree.value[:, 0, 0]
+            tree_values.append(values)
+        return self.trees_, tree_values, self.baseline_
 
     def to_treelite(self):
         """This fitted model as a ``treelite.Model`` (``gpuforest.export_treelite.to_treelite``)."""

@@ -20,6 +20,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .backend import DEVICES, get_backend
+from .contributions import ContributionsMixin
 from .categorical import (
     CATEGORICAL_FEATURES_CONSTRAINT,
     declares_categorical_columns,
@@ -183,7 +184,8 @@ class AllowNaNMixin:
 
 
 class BaseDecisionTree(
-    AllowNaNMixin, ModelFileMixin, RecursionPartialDependenceMixin, ImportanceTypeMixin, BaseEstimator
+    AllowNaNMixin, ModelFileMixin, RecursionPartialDependenceMixin, ImportanceTypeMixin,
+    ContributionsMixin, BaseEstimator
 ):
     """Validation, parameters and fitting shared by both tree estimators."""
 
@@ -266,6 +268,9 @@ class BaseDecisionTree(
     def _validate_X_predict(self, X):
         check_is_fitted(self, "tree_")
         return validate_predict_data(self, X)
+
+    def _additive_trees(self):
+        return [self.tree_], [self.tree_.value[:, 0]], np.zeros(self.tree_.value.shape[2])
 
     def apply(self, X):
         """Index of the leaf each sample ends up in, shape (n_samples,)."""

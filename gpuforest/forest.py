@@ -3,7 +3,8 @@
 ``RandomForestClassifier``, ``RandomForestRegressor``, ``ExtraTreesClassifier``
 and ``ExtraTreesRegressor`` take scikit-learn's parameters and defaults (plus
 ``max_bins``, ``device`` and, for classifiers, ``voting`` and
-``reject_label``). Fitting works in batches of trees sized from free memory;
+``reject_label``). Fitting works in batches of trees sized from the input's
+size (and at most a share of the free memory);
 the trees of a batch are grown together, level by level, in the same kernel
 launches (the tree is a batch dimension of the grower, like the node).
 
@@ -28,6 +29,7 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .backend import get_backend
+from .contributions import ContributionsMixin
 from .decision_tree import (
     TREE_PARAMETER_CONSTRAINTS,
     AllowNaNMixin,
@@ -65,12 +67,19 @@ from .voting import VOTING_STRATEGIES, combine_votes, predict_from_votes, resolv
 # Bytes of device memory per (tree, row) while a batch grows: the draw counts (4),
 # the in-bag mask (1), and the tree's row indices plus the partition's scratch copy (4 + 4).
 BYTES_PER_TREE_ROW = 13
+# A batch's per-(tree, row) arrays take at most this many bytes per byte of the float32 input
+# (n_samples x n_features x 4), or MIN_BATCH_BYTES for small inputs: the fit's peak memory
+# follows the data's size, not the machine's, at hardly any cost in speed (the work per
+# tree-row is the same in any batch; a batch of a few trees still fills every core).
+BATCH_BYTES_PER_INPUT_BYTE = 0.5
+MIN_BATCH_BYTES = 32 * 1024 * 1024
 # Prediction gathers (rows, trees, values) float64 blocks of about this size.
 PREDICT_BLOCK_BYTES = 64 * 1024 * 1024
 
 
 class BaseForest(
-    AllowNaNMixin, ModelFileMixin, PackedTreesMixin, RecursionPartialDependenceMixin, ImportanceTypeMixin, BaseEstimator
+    AllowNaNMixin, ModelFileMixin, PackedTreesMixin, RecursionPartialDependenceMixin, ImportanceTypeMixin,
+    ContributionsMixin, BaseEstimator
 ):
     """Parameters, batched fitting, prediction and out-of-bag estimates of every forest."""
 
@@ -149,7 +158,8 @@ class BaseForest(
             self.trees_ = []
             self._seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
             positive = sample_weight > 0
-            self._bin_mapper = fit_bin_mapper(self, X[positive], self._seed)
+            # No copy of X when every row counts.
+            self._bin_mapper = fit_bin_mapper(self, X if positive.all() else X[positive], self._seed)
         else:
             refit_bin_mapper(self, X[sample_weight > 0], self._seed)
         n_more = self.n_estimators - len(self.trees_)
@@ -189,12 +199,19 @@ class BaseForest(
             return int(self.max_samples)
         return max(round(n_samples * self.max_samples), 1)
 
-    def _trees_per_batch(self, backend, n_samples, n_trees):
-        """Trees grown together: as many as a quarter of the free memory holds; one with per-tree statistics."""
+    def _trees_per_batch(self, backend, n_samples, n_features, n_trees):
+        """Trees grown together: as many as the batch budget holds; one with per-tree statistics.
+
+        The budget is ``BATCH_BYTES_PER_INPUT_BYTE`` times the float32 input's bytes (at least
+        ``MIN_BATCH_BYTES``), and at most a quarter of the backend's free memory, at
+        ``BYTES_PER_TREE_ROW`` bytes per (tree, row); at least one tree.
+        """
         if self._per_tree_statistics():
             return 1
         per_tree = BYTES_PER_TREE_ROW * max(n_samples, 1)
-        return int(max(1, min(n_trees, 0.25 * backend.free_memory_bytes() // per_tree)))
+        input_bytes = 4 * n_samples * n_features
+        budget = min(max(BATCH_BYTES_PER_INPUT_BYTE * input_bytes, MIN_BATCH_BYTES), 0.25 * backend.free_memory_bytes())
+        return int(max(1, min(n_trees, budget // per_tree)))
 
     def _sample_counts(self, backend, first_tree, n_trees, n_samples):
         """Draw counts of trees ``first_tree ...``: shape (n_trees, n_samples), int32, on the device."""
@@ -202,18 +219,18 @@ class BaseForest(
             return backend.bootstrap_counts(self._seed, first_tree, n_trees, n_samples, self.n_samples_bootstrap_)
         return backend.xp.ones((n_trees, n_samples), dtype=np.int32)
 
-    def _batches(self, backend, first_tree, n_trees, n_samples):
+    def _batches(self, backend, first_tree, n_trees, n_samples, n_features):
         """``(first_tree, n_trees)`` of each batch, ``n_trees`` trees from ``first_tree`` on."""
-        per_batch = self._trees_per_batch(backend, n_samples, n_trees)
+        per_batch = self._trees_per_batch(backend, n_samples, n_features, n_trees)
         for start in range(first_tree, first_tree + n_trees, per_batch):
             yield start, min(per_batch, first_tree + n_trees - start)
 
-    def _max_multiplicity(self, backend, first_tree, n_trees, n_samples):
+    def _max_multiplicity(self, backend, first_tree, n_trees, n_samples, n_features):
         """Largest draw count of any row in any of the trees, to size the fixed-point scales."""
         if not self.bootstrap:
             return 1
         largest = 1
-        for start, count in self._batches(backend, first_tree, n_trees, n_samples):
+        for start, count in self._batches(backend, first_tree, n_trees, n_samples, n_features):
             largest = max(largest, int(self._sample_counts(backend, start, count, n_samples).max()))
         return largest
 
@@ -226,10 +243,10 @@ class BaseForest(
         per_tree_stats = self._per_tree_statistics()
         stats = None
         if not per_tree_stats:
-            multiplicity = self._max_multiplicity(backend, first_tree, n_trees, n_samples)
+            multiplicity = self._max_multiplicity(backend, first_tree, n_trees, n_samples, n_features)
             stats = self._statistics(targets, sample_weight, multiplicity)
         bar = progress_bar(self.verbose, n_trees, "tree", type(self).__name__)
-        for start, count in self._batches(backend, first_tree, n_trees, n_samples):
+        for start, count in self._batches(backend, first_tree, n_trees, n_samples, n_features):
             counts = self._sample_counts(backend, start, count, n_samples)
             batch_stats = stats
             if per_tree_stats:  # one tree per batch: its own class weights
@@ -322,18 +339,22 @@ class BaseForest(
         check_is_fitted(self, "trees_")
         return validate_predict_data(self, X)
 
+    def _additive_trees(self):
+        share = 1.0 / len(self.trees_)
+        return self.trees_, [tree.value[:, 0] * share for tree in self.trees_], np.zeros(self._n_values())
+
     def _out_of_bag(self, backend, X, y, targets):
         """Mean of the out-of-bag trees' values per row, in one pass over X per batch of trees.
 
         Calls ``_oob_per_tree`` per (batch, row block) and ``_set_oob_results``.
         """
-        n_samples = X.shape[0]
+        n_samples, n_features = X.shape
         n_values = self._n_values()
         self._oob_sum = np.zeros((n_samples, n_values))
         self._oob_count = np.zeros(n_samples, dtype=np.int64)
         self._oob_tree_correct = np.zeros(len(self.trees_))
         self._oob_tree_count = np.zeros(len(self.trees_), dtype=np.int64)
-        for start, count in self._batches(backend, 0, len(self.trees_), n_samples):
+        for start, count in self._batches(backend, 0, len(self.trees_), n_samples, n_features):
             counts = backend.to_host(self._sample_counts(backend, start, count, n_samples))
             for block in self._row_blocks(n_samples, count):
                 out_of_bag = counts[:, block] == 0
@@ -590,6 +611,13 @@ class ForestClassifier(ClassifierMixin, BaseForest):
     def predict_log_proba(self, X):
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
+
+    def _additive_trees(self):
+        if self.voting != "soft":
+            raise ValueError(
+                f"Feature contributions add up the trees' probabilities: they need voting='soft', not {self.voting!r}."
+            )
+        return super()._additive_trees()
 
     def predict(self, X):
         """The winning class; with ``voting="majority"``, ``reject_label`` where no class has over half the votes."""

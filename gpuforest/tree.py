@@ -60,6 +60,9 @@ CATEGORY_WORDS = MAX_CATEGORIES // 32
 # Deepest tree that ``pack_complete_forest`` lays out as a complete binary tree: 2**(depth + 1)
 # slots of 17 bytes each, 35 KiB per tree at depth 10.
 COMPLETE_MAX_DEPTH = 10
+# Nodes packed together at most (pack_forest): packing's temporaries, about 200 bytes a node, stay
+# near 50 MiB whatever the size of the forest.
+PACK_GROUP_NODES = 1 << 18
 
 
 class Tree:
@@ -323,6 +326,8 @@ def pack_forest(trees):
     groups, then the next child's): a row's path down a tree then stays in
     nearby memory, as in scikit-learn's depth-first trees, while siblings stay
     consecutive (the right child is ``left + 1``, as ``route_to_leaf`` needs).
+    Groups of trees of at most ``PACK_GROUP_NODES`` nodes are packed in turn, into the
+    final arrays, so that packing's temporaries do not grow with the forest.
 
     Returns
     -------
@@ -344,6 +349,38 @@ def pack_forest(trees):
             trees' own numbering).
     """
     node_counts = np.array([tree.node_count for tree in trees], dtype=np.int64)
+    first_nodes = np.concatenate([[0], np.cumsum(node_counts)]).astype(np.int64)
+    n_values = trees[0].value.shape[2] if trees else 0
+    split_value = np.empty(first_nodes[-1])
+    node_info = np.empty(first_nodes[-1], dtype=np.int64)
+    value = np.empty((first_nodes[-1], n_values))
+    tree_node = np.empty(first_nodes[-1], dtype=np.int64)
+    bitsets = []
+    for group in _pack_groups(node_counts):
+        nodes = slice(first_nodes[group.start], first_nodes[group.stop])
+        first_bitset_row = sum(rows.shape[0] for rows in bitsets)
+        split_value[nodes], node_info[nodes], group_bitsets, value[nodes], tree_node[nodes] = _pack_group(
+            trees[group], node_counts[group], first_bitset_row
+        )
+        bitsets.append(group_bitsets)
+    category_bitset = np.concatenate(bitsets) if bitsets else np.empty((0, CATEGORY_WORDS), dtype=np.uint32)
+    return PackedForest((first_nodes[:-1], split_value, node_info, category_bitset, value, tree_node), trees)
+
+
+def _pack_groups(node_counts):
+    """Slices of consecutive trees of at most ``PACK_GROUP_NODES`` nodes (or one tree), packed one at a time."""
+    start, nodes = 0, 0
+    for index, count in enumerate(node_counts):
+        if nodes and nodes + count > PACK_GROUP_NODES:
+            yield slice(start, index)
+            start, nodes = index, 0
+        nodes += count
+    yield slice(start, len(node_counts))
+
+
+def _pack_group(trees, node_counts, first_bitset_row):
+    """``pack_forest``'s arrays of a group of trees, numbered from the group's first node and, for the
+    categorical splits, from ``first_bitset_row``: ``(split_value, node_info, category_bitset, value, tree_node)``."""
     tree_offsets = np.concatenate([[0], np.cumsum(node_counts)[:-1]]).astype(np.int64)
     node_tree_offset = np.repeat(tree_offsets, node_counts)
     children_left, children_right = (
@@ -364,10 +401,13 @@ def pack_forest(trees):
         np.concatenate([getattr(tree, name) for tree in trees])
         for name in ("feature", "missing_go_to_left", "split_type", "threshold")
     )
-    split_value, category_bitset = pack_split_values(
-        split_type, threshold, children_left, children_right,
-        np.concatenate([tree.category_bitset for tree in trees]),
+    # Only the categorical splits' rows are written: the other pages of a large zeroed array are never touched.
+    node_bitsets = np.zeros((split_type.shape[0], CATEGORY_WORDS), dtype=np.uint32)
+    node_bitsets[split_type == CATEGORICAL] = np.concatenate(
+        [tree.category_bitset[tree.split_type == CATEGORICAL] for tree in trees]
     )
+    split_value, category_bitset = pack_split_values(split_type, threshold, children_left, children_right, node_bitsets)
+    split_value[split_type == CATEGORICAL] += first_bitset_row
     node_info = np.empty_like(children_left)
     node_info[position] = pack_node_info(feature, missing_go_left, new_left, split_type)
     packed_split_value = np.empty(position.shape[0])
@@ -375,7 +415,7 @@ def pack_forest(trees):
     values = np.concatenate([tree.value[:, 0] for tree in trees])
     value = np.empty_like(values)
     value[position] = values
-    return PackedForest((tree_offsets, packed_split_value, node_info, category_bitset, value, tree_node), trees)
+    return packed_split_value, node_info, category_bitset, value, tree_node
 
 
 def _depth_first_positions(children_left, children_right, depth):

@@ -1123,3 +1123,117 @@ def row_gradients_with(exp):
 
 
 row_gradients = row_gradients_with(portable_exp)
+
+
+# --- TreeSHAP over root-to-leaf paths (kernels/*/contributions.py) ------------------------------------------------
+#
+# Lundberg, Erion & Lee (2018), "Consistent individualized feature attribution for tree ensembles", Algorithm 2,
+# written per leaf as GPUTreeSHAP does (Mitchell, Frank & Holmes 2022, section 3). A leaf's path has one element
+# per distinct feature: its zero fraction (the product of the path's training cover ratios at that feature's
+# splits, the same for every row) and its one fraction (1 when the row takes the path's child at every split on
+# that feature, else 0). EXTEND gives the permutation weights of the path's subsets, UNWIND takes an element out.
+# The path arrays (``gpuforest.contributions.TreePaths``): ``split_start`` (n_paths + 1) and ``split_node``,
+# ``split_rank``, ``split_element`` (each split's packed node, the rank of the path's child there, its element's
+# index on the path); ``element_start`` (n_paths + 1), ``element_feature``, ``element_zero``; ``path_value``
+# (n_paths, n_values).
+
+
+@njit(cache=True, inline="always")
+def shap_extend(weights, depth, zero_fraction, one_fraction):
+    """EXTEND (Algorithm 2): add an element with these fractions to a path of ``depth`` elements whose
+    subset weights are ``weights[:depth]``; the new weights are ``weights[:depth + 1]``."""
+    weights[depth] = 1.0 if depth == 0 else 0.0
+    share = 1.0 / (depth + 1)  # one division, not two per step
+    for i in range(depth - 1, -1, -1):
+        weights[i + 1] += one_fraction * weights[i] * ((i + 1) * share)
+        weights[i] = zero_fraction * weights[i] * ((depth - i) * share)
+
+
+@njit(cache=True, inline="always")
+def shap_unwound_sum(weights, depth, zero_fraction, one_fraction):
+    """Sum of the weights of the path of ``depth + 1`` weights with the element of these fractions taken
+    out (UNWIND of Algorithm 2 followed by the sum, as shap's ``unwound_path_sum``). A row's one fraction
+    is 0 or 1 (it takes the path's way or not), which spares a division per step."""
+    total = 0.0
+    if one_fraction != 0.0:
+        next_one = weights[depth]
+        zero_share = zero_fraction / (depth + 1)
+        for i in range(depth - 1, -1, -1):
+            part = next_one * (depth + 1) / (i + 1)
+            total += part
+            next_one = weights[i] - part * ((depth - i) * zero_share)
+    elif zero_fraction != 0.0:
+        for i in range(depth - 1, -1, -1):
+            total += weights[i] / (depth - i)
+        total *= (depth + 1) / zero_fraction
+    return total
+
+
+@njit(cache=True, inline="always")
+def path_one_fractions(X, row, path, split_value, node_info, category_bitset, split_start, split_node, split_rank,
+                       split_element, element_start, one):
+    """``one[k]`` of each element ``k`` of path ``path``: 1.0 when raw row ``row`` of ``X`` takes the path's
+    child at every split on the element's feature (``split_child``), else 0.0."""
+    for k in range(element_start[path + 1] - element_start[path]):
+        one[k] = 1.0
+    for s in range(split_start[path], split_start[path + 1]):
+        node = split_node[s]
+        info = node_info[node]
+        if split_child(X[row, (info >> 3) & 0x1FFFFFFF], info, split_value[node], category_bitset) != split_rank[s]:
+            one[split_element[s]] = 0.0
+
+
+@njit(cache=True, inline="always")
+def add_path_contributions(X, row, split_value, node_info, category_bitset, split_start, split_node, split_rank,
+                           split_element, element_start, element_feature, element_zero, path_value, one, weights,
+                           out):
+    """Add every path's SHAP values of raw row ``row`` to ``out`` (n_features + 1, n_values): a path gives
+    element ``k`` ``UNWOUND_k * (one_k - zero_k) * value``. ``one`` and ``weights``: scratch of the most
+    elements on a path and one more."""
+    for path in range(element_start.shape[0] - 1):
+        first = element_start[path]
+        n_elements = element_start[path + 1] - first
+        path_one_fractions(X, row, path, split_value, node_info, category_bitset, split_start, split_node,
+                           split_rank, split_element, element_start, one)
+        # Element 0 is the empty root (both fractions 1) that the subset weights grow from.
+        shap_extend(weights, 0, 1.0, 1.0)
+        for k in range(n_elements):
+            shap_extend(weights, k + 1, element_zero[first + k], one[k])
+        for k in range(n_elements):
+            zero = element_zero[first + k]
+            scale = shap_unwound_sum(weights, n_elements, zero, one[k]) * (one[k] - zero)
+            for v in range(path_value.shape[1]):
+                out[element_feature[first + k], v] += scale * path_value[path, v]
+
+
+@njit(cache=True, inline="always")
+def add_path_interactions(X, row, split_value, node_info, category_bitset, split_start, split_node, split_rank,
+                          split_element, element_start, element_feature, element_zero, path_value, one, weights,
+                          out):
+    """Add every path's SHAP interaction values of raw row ``row`` off the diagonal to ``out`` (n_features + 1,
+    n_features + 1, n_values) (Lundberg et al. 2018, section 4): ``phi_ij = (phi_j(i on) - phi_j(i off)) / 2``.
+    Conditioning on feature ``i`` takes its element out of the path and scales the leaf by its one fraction
+    (on) or zero fraction (off), so a path adds ``(one_i - zero_i) / 2`` times ``j``'s share in the path
+    without ``i``. Scratch as ``add_path_contributions``."""
+    for path in range(element_start.shape[0] - 1):
+        first = element_start[path]
+        n_elements = element_start[path + 1] - first
+        path_one_fractions(X, row, path, split_value, node_info, category_bitset, split_start, split_node,
+                           split_rank, split_element, element_start, one)
+        for i in range(n_elements):
+            condition = 0.5 * (one[i] - element_zero[first + i])
+            if condition == 0.0:
+                continue
+            shap_extend(weights, 0, 1.0, 1.0)
+            depth = 0
+            for k in range(n_elements):
+                if k != i:
+                    depth += 1
+                    shap_extend(weights, depth, element_zero[first + k], one[k])
+            for j in range(n_elements):
+                if j == i:
+                    continue
+                zero = element_zero[first + j]
+                scale = condition * shap_unwound_sum(weights, depth, zero, one[j]) * (one[j] - zero)
+                for v in range(path_value.shape[1]):
+                    out[element_feature[first + i], element_feature[first + j], v] += scale * path_value[path, v]

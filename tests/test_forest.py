@@ -19,7 +19,7 @@ from gpuforest import (
     RandomForestClassifier,
     RandomForestRegressor,
 )
-from gpuforest.forest import BaseForest
+from gpuforest.forest import BYTES_PER_TREE_ROW, BaseForest
 
 import reference
 from test_cuda_backend import TREE_ARRAYS, tiny_data
@@ -237,12 +237,46 @@ def test_same_seed_same_forest_whatever_the_batches(Forest, monkeypatch):
     whole = Forest(**params).fit(X, y)
     again = Forest(**params).fit(X, y)
     assert_forests_identical(whole, again)
-    monkeypatch.setattr(BaseForest, "_trees_per_batch", lambda self, backend, n_samples, n_trees: 2)
+    monkeypatch.setattr(BaseForest, "_trees_per_batch", lambda self, backend, n_samples, n_features, n_trees: 2)
     batched = Forest(**params).fit(X, y)
     assert_forests_identical(whole, batched)
     np.testing.assert_array_equal(whole.predict(X), batched.predict(X))
     different = Forest(**{**params, "random_state": 6}).fit(X, y)
     assert np.any(whole.predict(X) != different.predict(X))  # same shape: elementwise, not array_equal
+
+
+class _FreeMemoryBackend:
+    """The one thing batch sizing asks a backend: its free memory in bytes."""
+
+    def __init__(self, free_bytes):
+        self.free_bytes = free_bytes
+
+    def free_memory_bytes(self):
+        return self.free_bytes
+
+
+MIB = 1024 * 1024
+
+
+@pytest.mark.parametrize(
+    "n_samples, n_features, n_trees, free_bytes, budget",
+    [
+        (1_000_000, 28, 100, 64 * 1024 * MIB, 0.5 * 4 * 1_000_000 * 28),  # half the float32 input
+        (5_000_000, 10, 500, 64 * 1024 * MIB, 0.5 * 4 * 5_000_000 * 10),
+        (20_000, 4, 100, 64 * 1024 * MIB, 32 * MIB),  # small inputs: the floor
+        (1_000_000, 28, 100, 100 * MIB, 25 * MIB),  # little free memory: a quarter of it
+        (10_000_000, 1, 10, 64 * 1024 * MIB, 32 * MIB),  # not even one tree fits: one tree
+    ],
+)
+def test_batch_sizing_keeps_per_tree_row_bytes_under_the_budget(n_samples, n_features, n_trees, free_bytes, budget):
+    backend = _FreeMemoryBackend(free_bytes)
+    per_batch = RandomForestClassifier()._trees_per_batch(backend, n_samples, n_features, n_trees)
+    fitting = [k for k in range(1, n_trees + 1) if k * BYTES_PER_TREE_ROW * n_samples <= budget]
+    assert per_batch == (max(fitting) if fitting else 1)
+    assert per_batch == 1 or per_batch * BYTES_PER_TREE_ROW * n_samples <= budget
+    assert RandomForestClassifier(class_weight="balanced_subsample")._trees_per_batch(
+        backend, n_samples, n_features, n_trees
+    ) == 1
 
 
 def test_warm_start_adds_the_same_trees_as_one_fit():

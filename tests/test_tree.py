@@ -89,6 +89,20 @@ def test_pack_forest_lays_each_subtree_out_in_one_range():
     assert any(np.any(tree.split_type == MULTIWAY) for tree in trees)
 
 
+def test_pack_forest_in_groups_of_trees_packs_the_same_arrays(monkeypatch):
+    """Packing a few trees at a time (bounded temporaries) gives the arrays of packing all at once,
+    categorical splits' bitset rows numbered across the groups."""
+    _, trees = mixed_forest(np.random.default_rng(5), 10)
+    monkeypatch.setattr("gpuforest.tree.PACK_GROUP_NODES", 10**9)
+    at_once = pack_forest(trees)
+    monkeypatch.setattr("gpuforest.tree.PACK_GROUP_NODES", 1)  # a group per tree
+    grouped = pack_forest(trees)
+    assert sum(np.any(tree.split_type == CATEGORICAL) for tree in trees) >= 2  # bitset rows of several groups
+    for grouped_array, array in zip(grouped, at_once):
+        assert grouped_array.dtype == array.dtype
+        np.testing.assert_array_equal(grouped_array, array)
+
+
 @pytest.mark.parametrize("device", ["cpu", "cuda"])
 def test_raw_scores_of_categorical_trees_use_the_node_arrays(device):
     """``pack_complete_forest`` declines trees with categorical or multiway splits; ``predict_raw`` on
