@@ -12,12 +12,16 @@ from . import jit_kernel
 from .launch import BLOCK_SIZE, elementwise_config
 
 MAX_PATH_ELEMENTS = 64  # local scratch per thread: 2 x 65 float64
+# A local array's size must be a constant, not an expression numba types as int64.
+WEIGHT_SLOTS = MAX_PATH_ELEMENTS + 1
+# ptxas's register cap: at 64, 4 blocks of 256 threads per SM (50% occupancy); uncapped they take 110-114.
+MAX_REGISTERS = 64
 
 
 def _path_contributions_kernel(X, split_value, node_info, category_bitset, split_start, split_node, split_rank,
                                split_element, element_start, element_feature, element_zero, path_value, out):
     one = cuda.local.array(MAX_PATH_ELEMENTS, types.float64)
-    weights = cuda.local.array(MAX_PATH_ELEMENTS + 1, types.float64)
+    weights = cuda.local.array(WEIGHT_SLOTS, types.float64)
     for row in range(cuda.grid(1), X.shape[0], cuda.gridsize(1)):
         add_path_contributions(
             X, row, split_value, node_info, category_bitset, split_start, split_node, split_rank, split_element,
@@ -28,7 +32,7 @@ def _path_contributions_kernel(X, split_value, node_info, category_bitset, split
 def _path_interactions_kernel(X, split_value, node_info, category_bitset, split_start, split_node, split_rank,
                               split_element, element_start, element_feature, element_zero, path_value, out):
     one = cuda.local.array(MAX_PATH_ELEMENTS, types.float64)
-    weights = cuda.local.array(MAX_PATH_ELEMENTS + 1, types.float64)
+    weights = cuda.local.array(WEIGHT_SLOTS, types.float64)
     for row in range(cuda.grid(1), X.shape[0], cuda.gridsize(1)):
         add_path_interactions(
             X, row, split_value, node_info, category_bitset, split_start, split_node, split_rank, split_element,
@@ -36,8 +40,8 @@ def _path_interactions_kernel(X, split_value, node_info, category_bitset, split_
         )
 
 
-_path_contributions = jit_kernel(_path_contributions_kernel)
-_path_interactions = jit_kernel(_path_interactions_kernel)
+_path_contributions = jit_kernel(_path_contributions_kernel, max_registers=MAX_REGISTERS)
+_path_interactions = jit_kernel(_path_interactions_kernel, max_registers=MAX_REGISTERS)
 
 
 def _launch(kernel, X, element_start, args):
@@ -75,7 +79,7 @@ def path_interactions(X, split_value, node_info, category_bitset, split_start, s
 
 
 def ptx_specializations():
-    """``(name, python_function, argument_types, block_size)`` of every kernel launched here."""
+    """``(name, python_function, argument_types, block_size, max_registers)`` of every kernel launched here."""
     int64_vector, float64_vector = types.Array(types.int64, 1, "C"), types.Array(types.float64, 1, "C")
     path_arrays = (int64_vector,) * 6 + (float64_vector, types.Array(types.float64, 2, "C"))
     rows_and_trees = (
@@ -83,7 +87,7 @@ def ptx_specializations():
     )
     return [
         ("path_contributions", _path_contributions_kernel,
-         (*rows_and_trees, *path_arrays, types.Array(types.float64, 3, "C")), BLOCK_SIZE),
+         (*rows_and_trees, *path_arrays, types.Array(types.float64, 3, "C")), BLOCK_SIZE, MAX_REGISTERS),
         ("path_interactions", _path_interactions_kernel,
-         (*rows_and_trees, *path_arrays, types.Array(types.float64, 4, "C")), BLOCK_SIZE),
+         (*rows_and_trees, *path_arrays, types.Array(types.float64, 4, "C")), BLOCK_SIZE, MAX_REGISTERS),
     ]
