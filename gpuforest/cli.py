@@ -14,7 +14,6 @@ import argparse
 import ast
 import importlib.util
 import io
-import os
 import sys
 import time
 from importlib import metadata
@@ -30,7 +29,7 @@ from sklearn.utils.multiclass import type_of_target
 import gpuforest
 
 from .backend import DEVICES, get_backend
-from .compilation import kernel_cache_directory, run_warm_up
+from .compilation import kernel_cache_directory
 
 TASKS = ("classification", "regression")
 # --model: the estimator of each task.
@@ -372,14 +371,13 @@ def warmup_data():
 
 def warmup_fits():
     """``(model, task, categorical)`` of every warm-up fit, the decision tree's first: it compiles the kernels
-    that every other fit shares. The numeric fits of every model come before the categorical ones, so that
-    processes working at once compile different families rather than one family twice."""
+    that every other fit shares."""
     return [(model, task, categorical) for categorical in (False, True) for model in MODELS for task in TASKS]
 
 
 def warmup_fit(model, task, categorical, device):
-    """Fit one warm-up estimator (ensembles of two members) on ``warmup_data`` and predict; returns its report
-    line."""
+    """Fit one warm-up estimator (ensembles of two members) on ``warmup_data`` and predict, from float64 values
+    and from float32 ones (X keeps float32 where it holds the values exactly); returns its report line."""
     X, targets = warmup_data()
     estimator = make_estimator(model, task, {"categorical_features": [3] if categorical else None,
                                              "random_state": 0}, device, verbose=0)
@@ -387,21 +385,20 @@ def warmup_fit(model, task, categorical, device):
         # Two members take the kernels that more would: more only lengthen the warm-up.
         estimator.set_params(n_estimators=2)
     start = time.perf_counter()
-    fit(estimator, X, targets[task]).predict(X)
+    for X_values in (X, X.astype(np.float32)):
+        fit(estimator, X_values, targets[task]).predict(X_values)
     kind = "categorical" if categorical else "numeric"
     return f"{type(estimator).__name__:<28}{kind:<13}{time.perf_counter() - start:>7.2f} s"
 
 
 def warmup(args):
-    if args.jobs is not None and args.jobs < 1:
-        raise UsageError(f"--jobs {args.jobs}: give a number of processes of at least 1.")
-    jobs = args.jobs or os.cpu_count() or 1
+    # In one process: numba's cache names a new entry by the first number free in the index it read, so
+    # processes compiling into one cache at once can save different kernels under one name.
     total = time.perf_counter()
-    fits = [(*warmup_args, args.device) for warmup_args in warmup_fits()]
-    for line in run_warm_up(warmup_fit, fits, jobs):
-        print(line, flush=True)
-    print(f"Fitted every estimator in {time.perf_counter() - total:.1f} s with {jobs} process(es); the CPU "
-          f"kernels are cached in {kernel_cache_directory()}.")
+    for warmup_args in warmup_fits():
+        print(warmup_fit(*warmup_args, args.device), flush=True)
+    print(f"Fitted every estimator in {time.perf_counter() - total:.1f} s; the CPU kernels are cached in "
+          f"{kernel_cache_directory()}.")
 
 
 def installed_peers(script):
@@ -514,8 +511,6 @@ def build_parser():
     command("info", info, "versions, the backend, GPUs and the kernel cache")
     warmup_parser = command("warmup", warmup, "compile and cache the kernels: fit each estimator on tiny data")
     warmup_parser.add_argument("--device", choices=DEVICES, help="the device to compile for (default auto)")
-    warmup_parser.add_argument("--jobs", "-j", type=int, help="processes compiling at once (default: the CPU "
-                               "cores); numba's cache gathers their kernels")
     bench_parser = command("bench", bench, "run a benchmark of the repository checkout", description=(
         "Run benchmarks/bench_NAME.py of the repository checkout against the installed peers (scikit-learn, "
         "LightGBM, XGBoost); without NAME, list the benchmarks."))

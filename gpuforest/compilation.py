@@ -7,11 +7,8 @@ fraction of a second. Without a word, a first fit looks hung, so the first compi
 has no cache entry yet prints one line to standard error, once per process.
 """
 
-import itertools
-import multiprocessing
 import os
 import sys
-from concurrent.futures import ProcessPoolExecutor
 
 from numba.core import event
 
@@ -67,28 +64,3 @@ def install_first_compile_notice():
     """Watch gpuforest's kernels (called once, when gpuforest is imported)."""
     event.register("numba:compile", FirstCompileNotice(__name__.rpartition(".")[0]))
 
-
-def run_warm_up(fit_one, fits, jobs):
-    """Run ``fit_one(*arguments)`` for every ``arguments`` of ``fits`` to have numba compile and cache the kernels
-    they take: the first in this process (it compiles the kernels that all share), then the others in ``jobs``
-    processes at once, each compiling its own kernels and loading the shared ones from the cache.
-
-    Parameters
-    ----------
-    fit_one : callable
-        A module-level function (the worker processes import it).
-    fits : list of tuple
-    jobs : int
-        Processes at once; 1 runs every fit in this process.
-
-    Yields
-    ------
-    The return value of each call, in the order of ``fits``.
-    """
-    yield fit_one(*fits[0])
-    if jobs == 1:
-        yield from itertools.starmap(fit_one, fits[1:])
-        return
-    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-        for future in [pool.submit(fit_one, *arguments) for arguments in fits[1:]]:
-            yield future.result()

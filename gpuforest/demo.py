@@ -27,7 +27,6 @@ from . import (
     RandomForestRegressor,
 )
 from .backend import get_backend
-from .compilation import run_warm_up
 from .plotting import plot_benchmark
 
 CHART_PATH = "demo-results.png"
@@ -81,22 +80,15 @@ def _models(task, forest_params):
         )
 
 
-def _warm_up_fit(task, model):
-    """Fit the demo's ``model`` of ``task`` (ensembles of two members) on tiny data: numba compiles (or loads)
-    the kernels it uses."""
+def _warm_up():
+    """Fit every family of the table once on tiny data, from float32 values and from float64 ones (X keeps
+    float32 where it holds the values exactly): numba compiles (or loads) the kernels they use."""
     X, y = load_digits(return_X_y=True)
     X, y = X[:300], y[:300]
-    if task == "regression":
-        y = y.astype(float)
-    ours = next(ours for name, ours, _ in _models(task, {"n_estimators": 2}) if name == model)
-    ours.fit(X, y)
-
-
-def _warm_up():
-    """Fit every family of the table once on tiny data, in parallel processes (``compilation.run_warm_up``)."""
-    fits = [(task, model) for task in ("classification", "regression") for model, _, _ in _models(task, {})]
-    for _ in run_warm_up(_warm_up_fit, fits, os.cpu_count() or 1):
-        pass
+    for task, target in (("classification", y), ("regression", y.astype(float))):
+        for _, ours, _ in _models(task, {"n_estimators": 2}):
+            for X_values in (X, X / 7):
+                ours.fit(X_values, target)
 
 
 def write_chart(results, path=CHART_PATH):

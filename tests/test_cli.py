@@ -113,7 +113,6 @@ def test_npy_target_index(tmp_path):
                                                "f0, f1, f2, label."),
     (["train", "DATA.txt", "--target", "label"], "a data file ends in .csv, .parquet, .pq, .npy, not .txt"),
     (["export", "MODEL", "--format", "svg"], "invalid choice: 'svg'"),
-    (["warmup", "--jobs", "0"], "--jobs 0: give a number of processes of at least 1."),
     (["predict"], "the following arguments are required: model, data"),
     ([], "the following arguments are required: COMMAND"),
 ])

@@ -2,12 +2,11 @@
 
 import importlib.util
 import io
-import os
 
 from numba.core import event
 
 import gpuforest
-from gpuforest.compilation import NOTICE, FirstCompileNotice, kernel_cache_directory, run_warm_up
+from gpuforest.compilation import NOTICE, FirstCompileNotice, kernel_cache_directory
 
 KERNELS = '''
 from numba import njit
@@ -70,12 +69,3 @@ def test_kernel_cache_directory_is_numbas_cache_of_the_cpu_kernels():
 def test_importing_gpuforest_watches_its_kernels():
     watching = [listener for listener in event._registered["numba:compile"] if isinstance(listener, FirstCompileNotice)]
     assert [listener.package for listener in watching] == [gpuforest.__name__]
-
-
-def test_warm_up_runs_the_first_fit_here_and_the_others_in_worker_processes():
-    # Standard-library functions, so that the workers import nothing of the tests.
-    processes = list(run_warm_up(os.getpid, [()] * 4, jobs=2))
-    assert processes[0] == os.getpid()
-    assert os.getpid() not in processes[1:] and 1 <= len(set(processes[1:])) <= 2
-    assert list(run_warm_up(abs, [(-value,) for value in range(5)], jobs=2)) == list(range(5))
-    assert list(run_warm_up(os.getpid, [()] * 3, jobs=1)) == [os.getpid()] * 3
