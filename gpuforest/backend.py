@@ -573,6 +573,15 @@ class CPUBackend(Backend):
         """A C-ordered copy: the row-wise histogram kernel reads a row's bins from one cache line."""
         return np.ascontiguousarray(X_binned)
 
+    def to_device(self, array):
+        # Host and device are one memory: a numpy array passes as it is (a level makes dozens of these calls).
+        return array if type(array) is np.ndarray else np.asarray(array)
+
+    to_host = to_device
+
+    def to_device_many(self, *arrays):
+        return tuple([array if array is None or type(array) is np.ndarray else np.asarray(array) for array in arrays])
+
 
 class CUDABackend(Backend):
     """numba.cuda kernels over CuPy arrays (numpy arrays under numba's CUDA simulator)."""

@@ -126,12 +126,14 @@ class NodeBatch:
 
     def take(self, positions):
         """The nodes at ``positions`` (a histogram is kept, not copied)."""
-        taken = {name: getattr(self, name)[positions] for name in _NODE_COLUMNS}
         split = None
         if self.split is not None:
-            split = SplitResult(*(array[positions] for array in self.split.outputs()))
-        hist_row = None if self.hist_row is None else self.hist_row[positions]
-        return NodeBatch(**taken, split=split, hist=self.hist, hist_row=hist_row)
+            split = SplitResult(*[array[positions] for array in self.split.outputs()])
+        return NodeBatch(
+            self.tree[positions], self.node_idx[positions], self.depth[positions], self.start[positions],
+            self.stop[positions], self.totals[positions], split=split, hist=self.hist,
+            hist_row=None if self.hist_row is None else self.hist_row[positions],
+        )
 
 
 _NODE_COLUMNS = tuple(field.name for field in fields(NodeBatch) if field.name not in ("split", "hist", "hist_row"))
@@ -166,10 +168,11 @@ class _TreeRecorder:
         tree, node_idx, n_samples, start = (
             np.concatenate([record[column] for record in self.nodes]) for column in (0, 1, 3, 7)
         )
-        split_nodes = [split_node[split_tree == tree_idx] for split_tree, split_node, *_ in self.splits]
+        is_split = np.zeros(self.next_node_idx[tree_idx], dtype=bool)
+        for split_tree, split_node, *_ in self.splits:
+            is_split[split_node[split_tree == tree_idx]] = True
         is_leaf = tree == tree_idx
-        if split_nodes:
-            is_leaf &= ~np.isin(node_idx, np.concatenate(split_nodes))
+        is_leaf[is_leaf] = ~is_split[node_idx[is_leaf]]
         order = np.argsort(start[is_leaf])
         first = start[is_leaf][order[0]]
         return first + np.concatenate([[0], np.cumsum(n_samples[is_leaf][order])]), node_idx[is_leaf][order]
@@ -342,6 +345,9 @@ class TreeGrower:
         values, impurity, weight = self.backend.node_values(self.stats, nodes.totals, self.n_values)
         self.recorder.add_nodes(nodes, values, impurity, weight)
         splittable, needs_hist = self._splittable(nodes, impurity, weight)
+        if not splittable.any():
+            # The last level (all leaves): no features, histograms or splits to look for.
+            return nodes.take(np.empty(0, dtype=np.int64))
         if self.nodes_share_features:
             # Else no level keeps its histograms for the next: one buffer does.
             self.level_buffer = 1 - self.level_buffer
@@ -454,6 +460,8 @@ class TreeGrower:
         increasing order (position ``j`` is feature ``allowed_features[tree, j]``),
         and none for the others.
         """
+        if self.nodes_share_features and self.params.tree_features is None:
+            return np.ones((nodes.size, self.n_features), dtype=bool)
         masks = np.zeros((nodes.size, self.n_features), dtype=bool)
         columns = self.allowed_features[nodes.tree]
         if self.nodes_share_features:
@@ -516,10 +524,11 @@ class TreeGrower:
         """Best split of every node over its features in ``masks`` (``NO_SPLIT`` for those not splittable)."""
         params, stats = self.params, self.stats
         split = SplitResult.empty(nodes.size, stats.n_slots)
-        split.feature[:] = NO_SPLIT
-        split.gain[:] = -np.inf
-        split.categorical[:] = False
         evaluate = np.flatnonzero(splittable)
+        if evaluate.size < nodes.size:
+            split.feature[:] = NO_SPLIT
+            split.gain[:] = -np.inf
+            split.categorical[:] = False
         if evaluate.size == 0:
             return split
         min_weight_leaf = self.min_weight_leaf[nodes.tree[evaluate]]
@@ -546,6 +555,9 @@ class TreeGrower:
                     nodes.totals[positions], masks[positions], self.is_categorical, self.bin_mapper, stats,
                     params.min_samples_leaf, min_weight_leaf[subset], threshold_draws=subset_draws,
                 )
+            if positions.size == nodes.size:
+                # Every node searched in one call (a deep level's usual case): its result is the level's.
+                return result
             for target, source in zip(split.outputs(), result.outputs()):
                 target[positions] = source
         return split

@@ -19,6 +19,9 @@ def rows_per_chunk(node_start, node_stop):
     On the host: numba's thread count is not a constant a cached kernel may hold.
     """
     n_rows = int((node_stop - node_start).sum())
+    if n_rows <= 4 * MIN_CHUNK_ROWS:
+        # At least MIN_CHUNK_ROWS whatever the thread count, which costs microseconds to read.
+        return MIN_CHUNK_ROWS
     return max(MIN_CHUNK_ROWS, -(-n_rows // (4 * get_num_threads())))
 
 

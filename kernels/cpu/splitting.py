@@ -272,15 +272,21 @@ def _best_newton_threshold(
     missing_gradient, missing_hessian = feature_hist[missing_bin, 0], feature_hist[missing_bin, 1]
     missing_count = feature_hist[missing_bin, 2]
     left_gradient, left_hessian, left_count, candidate_bin = left_sums[0], left_sums[1], left_sums[2], left_sums[3]
+    # Only a candidate with min_samples_leaf rows on each side (the missing rows on either) can win; the left
+    # count grows with the bin, so the others are skipped and the scan ends past the last one (as
+    # HistGradientBoosting's splitter does): a deep node's scan costs its few candidates, not its span.
+    lowest_count, highest_count = min_samples_leaf - missing_count, total_count - min_samples_leaf
     gradient, hessian, count = 0, 0, 0
     n_candidates = 0
     for bin_idx in range(low_bin, n_bins_non_missing):
         gradient += feature_hist[bin_idx, 0]
         hessian += feature_hist[bin_idx, 1]
         count += feature_hist[bin_idx, 2]
+        if count > highest_count:
+            break
         left_gradient[n_candidates], left_hessian[n_candidates], left_count[n_candidates] = gradient, hessian, count
         candidate_bin[n_candidates] = bin_idx
-        n_candidates += feature_hist[bin_idx, 2] != 0
+        n_candidates += (feature_hist[bin_idx, 2] != 0) & (count >= lowest_count)
     gains, gains_missing_left = bin_gains[0], bin_gains[1]
     best_gain = -math.inf
     for candidate in range(n_candidates):
