@@ -45,7 +45,7 @@ from .pruning import (
     prune_grown_tree,
     validation_split,
 )
-from .sparse import check_sparse_options, refuse_sparse_categorical
+from .sparse import check_sparse_options, dense_only_options, refuse_sparse_categorical
 from .surrogates import add_surrogates
 from .statistics import (
     CLASSIFICATION_CRITERIA,
@@ -182,15 +182,15 @@ def encode_labels(classes, y):
 
 
 class AllowNaNMixin:
-    """Tells scikit-learn's checks that X may hold NaN (missing values are learned) and be sparse (``sparse``),
-    and category codes where ``categorical_features`` declares categorical columns (the checks then give X as
-    codes)."""
+    """Tells scikit-learn's checks that X may hold NaN (missing values are learned), category codes where
+    ``categorical_features`` declares categorical columns (the checks then give X as codes), and be sparse
+    unless those or other dense-only options are used (``sparse``)."""
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
-        tags.input_tags.sparse = True
         tags.input_tags.categorical = declares_categorical_columns(getattr(self, "categorical_features", None))
+        tags.input_tags.sparse = not (tags.input_tags.categorical or dense_only_options(self))
         return tags
 
 

@@ -84,20 +84,24 @@ def column_reader(X):
     return lambda feature_idx: (X[:, feature_idx], 0)
 
 
-def check_sparse_options(estimator, X):
-    """Raise ValueError if ``X`` is sparse and ``estimator`` uses an option that takes dense X only (see the module
-    docstring); its categorical features are checked by ``binning.category_counts``."""
-    if not issparse(X):
-        return
+def dense_only_options(estimator):
+    """The options ``estimator`` uses that take dense X only (see the module docstring; categorical features
+    aside), as ``name=value`` strings."""
     pruning = getattr(estimator, "pruning", None)
     if getattr(estimator, "algorithm", "cart") == "c45" and pruning is None:
         pruning = "pessimistic"  # C4.5's default (pruning.prune_grown_tree)
-    dense_only = [
+    return [
         name for name, used in (
             ("use_surrogates=True", getattr(estimator, "use_surrogates", False)),
             (f"pruning={pruning!r}", pruning in ("mdl", "pessimistic")),
         ) if used
     ]
+
+
+def check_sparse_options(estimator, X):
+    """Raise ValueError if ``X`` is sparse and ``estimator`` uses ``dense_only_options``; its categorical
+    features are checked by ``binning.category_counts``."""
+    dense_only = dense_only_options(estimator) if issparse(X) else []
     if dense_only:
         raise ValueError(
             f"{type(estimator).__name__} with {' and '.join(dense_only)} reads the training values of each row "
