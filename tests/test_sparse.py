@@ -163,11 +163,11 @@ def assert_predictions_equal(model, dense_model, X):
     assert model.score(X, model.predict(X_dense)) == 1.0
 
 
-@pytest.mark.filterwarnings("ignore:Some inputs do not have OOB scores")  # 3 trees: a few rows in every bag
 # CSR and CSC matrices and arrays in turn (one each keeps the test short).
 SPARSE_FORMATS = [sp.csr_matrix, sp.csc_array, sp.csc_matrix, sp.csr_array]
 
 
+@pytest.mark.filterwarnings("ignore:Some inputs do not have OOB scores")  # 3 trees: a few rows in every bag
 @pytest.mark.parametrize(
     "estimator, sparse_format",
     [(estimator, SPARSE_FORMATS[index % 4]) for index, estimator in enumerate(CLASSIFIERS + REGRESSORS)],
@@ -226,11 +226,17 @@ def test_tree_on_sparse_input_agrees_with_scikit_learn():
 
 
 @pytest.mark.parametrize(
-    "n_samples, n_features", [(100_000, 200), pytest.param(200_000, 2_000, marks=pytest.mark.quality)]
+    "n_samples, n_features, density",
+    [(60_000, 100, 0.01), pytest.param(200_000, 2_000, 0.001, marks=pytest.mark.quality)],
 )
-def test_a_large_sparse_matrix_fits_and_predicts_without_its_dense_matrix(n_samples, n_features, monkeypatch):
+def test_a_large_sparse_matrix_fits_and_predicts_without_its_dense_matrix(n_samples, n_features, density, monkeypatch):
     monkeypatch.setattr(gpuforest.sparse, "DENSE_BLOCK_BYTES", 2**20)
-    X = sp.random(n_samples, n_features, density=0.001, format="csr", random_state=0, dtype=np.float64)
+    rng = np.random.default_rng(0)
+    n_stored = int(n_samples * n_features * density)
+    X = sp.csr_matrix(
+        (rng.uniform(size=n_stored), (rng.integers(n_samples, size=n_stored), rng.integers(n_features, size=n_stored))),
+        shape=(n_samples, n_features),
+    )
     y = np.asarray(X[:, :10].sum(axis=1)).ravel()
     dense_bytes = n_samples * n_features * 8
     tracemalloc.start()
@@ -288,11 +294,12 @@ def test_bad_sparse_input_gets_scikit_learns_errors():
 # --- backends --------------------------------------------------------------------------------------------
 
 
-def test_sparse_fit_on_cuda_equals_cpu(small_blocks):
-    X, y, _ = sparse_data(11, n_samples=40, n_features=3)
+def test_sparse_fit_on_cuda_equals_cpu(monkeypatch):
+    monkeypatch.setattr(gpuforest.sparse, "DENSE_BLOCK_BYTES", 12 * 3 * 8)  # 3 blocks of rows (the simulator is slow)
+    X, y, _ = sparse_data(11, n_samples=30, n_features=3)
     X_sparse = sp.csr_matrix(X)
     models = [
-        DecisionTreeClassifier(max_bins=16, device=device, random_state=0).fit(X_sparse, y)
+        DecisionTreeClassifier(max_bins=16, max_depth=2, device=device, random_state=0).fit(X_sparse, y)
         for device in ("cuda", "cpu")
     ]
     assert [model.device_ for model in models] == ["cuda", "cpu"]
