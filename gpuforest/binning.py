@@ -206,7 +206,8 @@ def category_counts(X, is_categorical, max_bins, feature_names=None):
     ------
     ValueError
         A categorical feature holds a value that is no code (negative, not an
-        integer, infinite), or more categories than ``max_bins`` leaves room for.
+        integer, infinite), or more categories than ``max_bins`` leaves room for; ``X`` is sparse and a
+        feature categorical (``sparse.refuse_sparse_categorical``).
     """
     refuse_sparse_categorical(X, is_categorical)
     n_categories = np.zeros(X.shape[1], dtype=np.int32)
