@@ -63,11 +63,6 @@ class _WeightBoosting(AllowNaNMixin, ModelFileMixin):
 
     _default_tree = None
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
-        return tags
-
     def _check_X(self, X):
         # scikit-learn's prediction methods (staged_predict, staged_score, predict) validate X through this.
         check_is_fitted(self)

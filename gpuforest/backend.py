@@ -6,7 +6,8 @@ backend here. ``CPUBackend`` runs the numba ``njit`` kernels of
 ``gpuforest.kernels.cpu`` over numpy arrays; ``CUDABackend`` runs their
 numba.cuda twins in ``gpuforest.kernels.cuda`` over CuPy arrays (numpy arrays
 under numba's CUDA simulator). Both are ``Backend`` with a different array
-library and kernel package.
+library and kernel package. The predict methods take a sparse X too, in dense blocks of
+rows (``sparse.in_dense_row_blocks``).
 """
 
 import contextlib
@@ -20,6 +21,7 @@ import numpy as np
 
 from .devices import host_free_memory_bytes
 from .kernels.counting import ACTIVE, DeviceCounts, count
+from .sparse import in_dense_row_blocks
 from .tree import CATEGORY_WORDS
 
 DEVICES = ("auto", "cpu", "cuda")
@@ -493,6 +495,7 @@ class Backend:
         self.kernels.gradients.loss_gradients(loss, parameter, y, raw, sample_weight, gradients, hessians)
         return gradients, hessians
 
+    @in_dense_row_blocks
     def predict_raw(self, X, forest, baseline):
         """Raw scores (n_samples, n_scores), host: ``baseline`` (n_scores,) plus tree ``t``'s
         leaf values in column ``t % n_scores``, added in tree order. ``forest`` is a
@@ -504,6 +507,7 @@ class Backend:
         )
         return self.to_host(out)
 
+    @in_dense_row_blocks
     def predict_leaves(self, X, tree_offsets, split_value, node_info, category_bitset):
         """Node (leaf, or ``MULTIWAY`` node where a row stops) of every row of ``X`` in every tree, host
         (n_samples, n_trees) int32; the trees' arrays as ``tree.pack_forest`` makes them."""
@@ -513,6 +517,7 @@ class Backend:
         )
         return self.to_host(leaves)
 
+    @in_dense_row_blocks
     def predict_fractional(self, X, split_value, node_info, category_bitset, branch_share, value, stack_size):
         """Value of every row of ``X`` in one tree that shares a row with a missing value among the branches
         (``kernels.cpu.predict.predict_fractional``), host (n_samples, n_values) float64; ``stack_size``: the
@@ -534,6 +539,7 @@ class Backend:
             out[rows] = self.to_host(block_out)
         return out
 
+    @in_dense_row_blocks
     def predict_leaves_with_surrogates(self, X, split_value, node_info, category_bitset, surrogates):
         """Node of every row of ``X`` in one tree with surrogate splits, host (n_samples,) int32;
         ``surrogates``: the tree's ``surrogate_*`` arrays in the order of ``kernels.cpu.predict``'s kernel."""

@@ -90,7 +90,7 @@ class _BatchedTreeBagging(ModelFileMixin):
             return self
         self._validate_params()
         X, frame_categories = encode_fit_input(self, X)
-        X, y = validate_data(self, X, y, dtype=x_dtype(X), ensure_all_finite="allow-nan")
+        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=x_dtype(X), ensure_all_finite="allow-nan")
         record_categories(self, X, frame_categories, self._get_estimator().max_bins)
         if not (self.warm_start and getattr(self, "forest_", None) is not None):
             self.forest_ = self._forest_class(**self._forest_params())
@@ -221,7 +221,7 @@ class BaggingClassifier(_BatchedTreeBagging, _SklearnBaggingClassifier):
             resolve_reject_label(self.classes_, self.reject_label)
         if self.voting != "weighted":
             return
-        X = validate_data(self, X, reset=False, ensure_all_finite=False)
+        X = validate_data(self, X, accept_sparse=["csr", "csc"], reset=False, ensure_all_finite=False)
         y_encoded = np.searchsorted(self.classes_, y)
         member_proba = self._member_proba(X)
         weights = np.zeros(len(self.estimators_))
@@ -240,7 +240,7 @@ class BaggingClassifier(_BatchedTreeBagging, _SklearnBaggingClassifier):
             return self.forest_.predict_proba(validate_predict_data(self, X))
         if self.voting == "soft" and not params:
             return super().predict_proba(X)
-        X = validate_data(self, X, reset=False, ensure_all_finite=False)
+        X = validate_data(self, X, accept_sparse=["csr", "csc"], reset=False, ensure_all_finite=False)
         weights = self.estimator_weights_ if self.voting == "weighted" else None
         return combine_votes(self._member_proba(X), self.voting, weights)
 

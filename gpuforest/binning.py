@@ -7,6 +7,11 @@ midpoint rule of scikit-learn's trees). A feature with more distinct values
 gets quantile thresholds, as in LightGBM and scikit-learn's
 HistGradientBoosting. The last bin, ``max_bins - 1``, holds missing values.
 
+A sparse X (scipy CSR/CSC) gets the thresholds of its dense matrix: each
+feature's are fitted on its CSC column's stored values and its implicit
+zeros (their count, placed in the sorted values only when quantiles need
+them); its rows are binned in dense blocks (``sparse.dense_row_blocks``).
+
 A categorical feature holds category codes, integers ``0 .. n_categories - 1``
 with ``n_categories <= max_bins - 1``, and its bins are the codes themselves:
 its thresholds are ``c + 0.5`` for ``c < n_categories - 1``, so the numeric
@@ -15,12 +20,14 @@ kernel runs (``category_counts``).
 """
 
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 
 import numpy as np
 from numba import get_num_threads
 
 from .kernels.common import PURPOSE_BINNING
 from .kernels.cpu.sampling import uniform_per_row
+from .sparse import column_reader, dense_row_blocks, issparse, refuse_sparse_categorical
 
 SUBSAMPLE = 200_000
 
@@ -67,7 +74,8 @@ class BinMapper:
         return self.max_bins - 1
 
     def fit(self, X):
-        """Fit thresholds on ``X`` of shape (n_samples, n_features), float64 or float32 with NaN."""
+        """Fit thresholds on ``X`` of shape (n_samples, n_features), float64 or float32 with NaN, dense or sparse
+        (CSR/CSC: the thresholds of its dense matrix)."""
         if not 2 <= self.max_bins <= 256:
             raise ValueError(f"max_bins must be between 2 and 256, got {self.max_bins}.")
         n_samples, n_features = X.shape
@@ -84,6 +92,7 @@ class BinMapper:
             draws = np.empty(n_samples)
             uniform_per_row(self.random_state, PURPOSE_BINNING, 0, n_samples, draws)
             X = X[draws < self.subsample / n_samples]
+        column = column_reader(X)
         # max_bins - 1 bins for values (the last bin is for NaN), hence max_bins - 2 thresholds.
         max_thresholds = self.max_bins - 2
         self.bin_thresholds_ = np.full((n_features, self.max_bins), np.inf)
@@ -92,7 +101,7 @@ class BinMapper:
         self.bin_max_ = np.full((n_features, self.max_bins), -np.inf)
         # numpy's sorts and partitions release the GIL: the features in parallel.
         with ThreadPoolExecutor(get_num_threads()) as pool:
-            list(pool.map(lambda feature_idx: self._fit_feature(feature_idx, X[:, feature_idx], max_thresholds),
+            list(pool.map(lambda feature_idx: self._fit_feature(feature_idx, *column(feature_idx), max_thresholds),
                           range(n_features)))
         self.n_bins_non_missing_ = self.n_thresholds_ + 1
         return self
@@ -118,13 +127,14 @@ class BinMapper:
                 padded[np.arange(self.max_bins) < counts[:, None]] = state[name]
                 setattr(self, name, padded)
 
-    def _fit_feature(self, feature_idx, values, max_thresholds):
-        """Thresholds and per-bin value ranges of one feature (its row of each attribute)."""
+    def _fit_feature(self, feature_idx, values, n_implicit_zeros, max_thresholds):
+        """Thresholds and per-bin value ranges of one feature (its row of each attribute) from its ``values``
+        and ``n_implicit_zeros`` more zeros (a sparse column's)."""
         if self.is_categorical[feature_idx]:
             distinct = np.unique(values[~np.isnan(values)]).astype(np.float64)
             thresholds = np.arange(self.n_categories_[feature_idx] - 1) + 0.5
         else:
-            distinct, thresholds = _feature_thresholds(values, max_thresholds)
+            distinct, thresholds = _feature_thresholds(values, max_thresholds, n_implicit_zeros)
         self.bin_thresholds_[feature_idx, : thresholds.size] = thresholds
         self.n_thresholds_[feature_idx] = thresholds.size
         bins = np.searchsorted(thresholds, distinct, side="left")
@@ -163,8 +173,16 @@ class BinMapper:
         return np.where(np.isfinite(middle), middle, lower_threshold)
 
     def transform(self, X, backend):
-        """Bins of ``X`` as an (n_samples, n_features) uint8 array in Fortran order."""
-        return backend.map_to_bins(X, self.bin_thresholds_, self.n_thresholds_, self.missing_bin)
+        """Bins of ``X`` (dense, or sparse: in dense blocks of rows) as an (n_samples, n_features) uint8 array in
+        Fortran order, on ``backend``'s device."""
+        to_bins = partial(backend.map_to_bins, bin_thresholds=self.bin_thresholds_, n_thresholds=self.n_thresholds_,
+                          missing_bin=self.missing_bin)
+        if not issparse(X):
+            return to_bins(X)
+        X_binned = backend.xp.empty(X.shape, dtype=np.uint8, order="F")
+        for rows, block in dense_row_blocks(X):
+            X_binned[rows] = to_bins(block)
+        return X_binned
 
 
 def category_counts(X, is_categorical, max_bins, feature_names=None):
@@ -188,8 +206,10 @@ def category_counts(X, is_categorical, max_bins, feature_names=None):
     ------
     ValueError
         A categorical feature holds a value that is no code (negative, not an
-        integer, infinite), or more categories than ``max_bins`` leaves room for.
+        integer, infinite), or more categories than ``max_bins`` leaves room for; ``X`` is sparse and a
+        feature categorical (``sparse.refuse_sparse_categorical``).
     """
+    refuse_sparse_categorical(X, is_categorical)
     n_categories = np.zeros(X.shape[1], dtype=np.int32)
     for feature_idx in np.flatnonzero(is_categorical):
         codes = X[:, feature_idx]
@@ -222,17 +242,23 @@ def too_many_categories(name, n_categories, max_bins):
     )
 
 
-def _feature_thresholds(values, max_thresholds):
-    """``(distinct, thresholds)`` of one feature's ``values``: its sorted distinct non-NaN values and
-    increasing thresholds (at most ``max_thresholds``), both float64."""
+def _feature_thresholds(values, max_thresholds, n_implicit_zeros=0):
+    """``(distinct, thresholds)`` of one feature's ``values`` and ``n_implicit_zeros`` more zeros: its sorted
+    distinct non-NaN values and increasing thresholds (at most ``max_thresholds``), both float64."""
     # Sorted once: the distinct values are its runs, and a percentile of sorted values costs no partition.
     values = np.sort(values[~np.isnan(values)]).astype(np.float64)
     first_of_run = np.empty(values.size, dtype=bool)
     first_of_run[:1] = True
     first_of_run[1:] = values[1:] != values[:-1]
     distinct = values[first_of_run]
+    if n_implicit_zeros:
+        distinct = np.union1d(distinct, [0.0])
     if distinct.size <= max_thresholds + 1:
         return distinct, (distinct[:-1] + distinct[1:]) / 2
+    if n_implicit_zeros:
+        # The zeros as a run at their sorted place: the dense column's sorted values, hence its percentiles.
+        zeros_at = np.searchsorted(values, 0.0)
+        values = np.concatenate([values[:zeros_at], np.zeros(n_implicit_zeros), values[zeros_at:]])
     quantiles = np.linspace(0, 100, max_thresholds + 2)[1:-1]
     thresholds = np.unique(np.percentile(values, quantiles, method="midpoint"))
     # The top quantile can equal the maximum; a threshold there splits nothing off.

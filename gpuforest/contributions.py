@@ -15,6 +15,7 @@ and ``predict_interactions`` (``pred_interactions=True``), on the estimator's de
 import numpy as np
 
 from .backend import get_backend
+from .sparse import in_dense_row_blocks
 from .tree import MULTIWAY, TREE_LEAF, pack_forest
 
 
@@ -114,12 +115,14 @@ class TreePaths:
         )
         return backend.to_host(out)
 
+    @in_dense_row_blocks
     def contributions(self, X, backend):
         """SHAP values, shape (n_samples, n_features + 1, n_outputs): the last slot is ``expected_value``."""
         out = self._run(backend, "path_contributions", X, (X.shape[0], X.shape[1] + 1, self.expected_value.shape[0]))
         out[:, -1] = self.expected_value
         return out
 
+    @in_dense_row_blocks
     def interactions(self, X, backend):
         """SHAP interaction values, shape (n_samples, n_features + 1, n_features + 1, n_outputs): off the
         diagonal ``phi_ij`` (each pair's interaction shared equally by ``ij`` and ``ji``), on it the main effect

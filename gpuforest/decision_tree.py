@@ -45,6 +45,7 @@ from .pruning import (
     prune_grown_tree,
     validation_split,
 )
+from .sparse import check_sparse_options, dense_only_options, refuse_sparse_categorical
 from .surrogates import add_surrogates
 from .statistics import (
     CLASSIFICATION_CRITERIA,
@@ -115,9 +116,13 @@ def validate_fit_data(estimator, X, y, sample_weight):
 
     Categorical features (the estimator's ``categorical_features``) as category codes, checked
     against its ``max_bins``; sets ``is_categorical_`` and ``categories_`` (see ``categorical``).
+    A sparse X stays sparse, CSR or CSC (other formats converted, as scikit-learn does; see ``sparse``).
     """
     X, frame_categories = encode_fit_input(estimator, X)
-    X, y = validate_data(estimator, X, y, dtype=x_dtype(X), ensure_all_finite="allow-nan", order="C")
+    X, y = validate_data(
+        estimator, X, y, accept_sparse=["csr", "csc"], dtype=x_dtype(X), ensure_all_finite="allow-nan", order="C"
+    )
+    check_sparse_options(estimator, X)
     record_categories(estimator, X, frame_categories, estimator.max_bins)
     sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
     if not sample_weight.sum() > 0:
@@ -127,9 +132,13 @@ def validate_fit_data(estimator, X, y, sample_weight):
 
 def validate_predict_data(estimator, X):
     """``X`` to predict on, checked against what ``estimator`` was fitted on; categorical features as codes of
-    the categories seen at fit, NaN for anything else (see ``categorical``)."""
+    the categories seen at fit, NaN for anything else (see ``categorical``). A sparse X as CSR (read in dense
+    blocks of rows, ``sparse.dense_row_blocks``)."""
     X = encode_predict_input(estimator, X)
-    X = validate_data(estimator, X, dtype=x_dtype(X), ensure_all_finite="allow-nan", order="C", reset=False)
+    X = validate_data(
+        estimator, X, accept_sparse="csr", dtype=x_dtype(X), ensure_all_finite="allow-nan", order="C", reset=False
+    )
+    refuse_sparse_categorical(X, getattr(estimator, "is_categorical_", None))
     return mask_unknown_codes(estimator, X)
 
 
@@ -173,13 +182,15 @@ def encode_labels(classes, y):
 
 
 class AllowNaNMixin:
-    """Tells scikit-learn's checks that X may hold NaN (missing values are learned), and category codes where
-    ``categorical_features`` declares categorical columns (the checks then give X as codes)."""
+    """Tells scikit-learn's checks that X may hold NaN (missing values are learned), category codes where
+    ``categorical_features`` declares categorical columns (the checks then give X as codes), and be sparse
+    unless those or other dense-only options are used (``sparse``)."""
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
         tags.input_tags.categorical = declares_categorical_columns(getattr(self, "categorical_features", None))
+        tags.input_tags.sparse = not (tags.input_tags.categorical or dense_only_options(self))
         return tags
 
 

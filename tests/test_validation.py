@@ -164,10 +164,12 @@ def test_object_X_with_a_string(case):
         Estimator().fit(X, y)
 
 
-def test_sparse_X_is_rejected(case):
+def test_sparse_X_gives_the_dense_fit(case):
+    # The sparse input itself is tested in test_sparse.py.
     Estimator, X, y = case
-    with pytest.raises(TypeError, match="dense data is required"):
-        Estimator().fit(scipy.sparse.csr_matrix(X), y)
+    dense_prediction = Estimator(random_state=0).fit(X, y).predict(X)
+    model = Estimator(random_state=0).fit(scipy.sparse.csr_matrix(X), y)
+    np.testing.assert_array_equal(model.predict(scipy.sparse.csc_matrix(X)), dense_prediction)
 
 
 PREDICT_METHODS = {
