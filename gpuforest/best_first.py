@@ -206,6 +206,10 @@ class HistogramPool:
         else a new one, kept there: one allocation for every growth of a fit."""
         pool = None if workspace is None else workspace.get("histogram_pool")
         if pool is None or pool.hist.shape != (n_rows, n_features, n_bins, n_slots):
+            # The old pool goes first, so that both are never held at once.
+            pool = None
+            if workspace is not None:
+                workspace.pop("histogram_pool", None)
             pool = cls(backend, n_rows, n_features, n_bins, n_slots)
             if workspace is not None:
                 workspace["histogram_pool"] = pool

@@ -246,6 +246,7 @@ class BaseForest(
             multiplicity = self._max_multiplicity(backend, first_tree, n_trees, n_samples, n_features)
             stats = self._statistics(targets, sample_weight, multiplicity)
         bar = progress_bar(self.verbose, n_trees, "tree", type(self).__name__)
+        workspace = {}  # the growers' buffers, reused by every batch
         for start, count in self._batches(backend, first_tree, n_trees, n_samples, n_features):
             counts = self._sample_counts(backend, start, count, n_samples)
             batch_stats = stats
@@ -257,9 +258,11 @@ class BaseForest(
             sample_indices, tree_offsets = self._in_bag_rows(backend, counts, positive)
             _, trees = training.grow(
                 sample_indices, batch_stats, self._n_values(), params, sample_counts=counts, tree_offsets=tree_offsets,
-                first_tree=start,
+                first_tree=start, workspace=workspace,
             )
             self.trees_.extend(self._pruned(backend, trees, counts, X, targets, sample_weight, validation))
+            # Released before the next batch's are drawn: one batch's rows at a time.
+            del counts, sample_indices
             bar.update(count)
         bar.close()
 
