@@ -43,6 +43,7 @@ from .decision_tree import (
 )
 from .fitting import BinnedTraining, fit_bin_mapper, refit_bin_mapper
 from .model_io import ModelFileMixin
+from .margins import ForestMargins
 from .importance import IMPORTANCE_TYPE_CONSTRAINT, ImportanceTypeMixin
 from .partial_dependence import RecursionPartialDependenceMixin
 from .progress import progress_bar
@@ -513,7 +514,7 @@ class _numba_threads:
         numba.set_num_threads(self.previous)
 
 
-class ForestClassifier(ClassifierMixin, BaseForest):
+class ForestClassifier(ForestMargins, ClassifierMixin, BaseForest):
     """Classification: class statistics, class weights, voting, out-of-bag decision function."""
 
     _parameter_constraints = {
