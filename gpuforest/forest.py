@@ -63,6 +63,7 @@ from .statistics import (
     regression_statistics,
 )
 from .tree import PackedTreesMixin
+from .uncertainty import prediction_std
 from .voting import VOTING_STRATEGIES, combine_votes, predict_from_votes, resolve_reject_label
 
 # Bytes of device memory per (tree, row) while a batch grows: the draw counts (4),
@@ -170,6 +171,7 @@ class BaseForest(
                 f"{len(self.trees_)} when warm_start==True."
             )
         self.n_samples_bootstrap_ = self._n_draws(n_samples)
+        self._n_training_rows = n_samples  # the bootstrap counts' width (uncertainty.prediction_variance)
         backend = get_backend(self.device)
         self.device_ = backend.name
         with _numba_threads(self.n_jobs):
@@ -593,14 +595,22 @@ class ForestClassifier(ForestMargins, ClassifierMixin, BaseForest):
         scoring = self.oob_score if callable(self.oob_score) else accuracy_score
         self.oob_score_ = scoring(y, y_pred)
 
-    def predict_proba(self, X):
+    def predict_proba(self, X, return_std=False):
         """Combined class scores, shape (n_samples, n_classes).
 
         ``voting="soft"``: the mean of the trees' class proportions (as
         scikit-learn); ``"plurality"`` / ``"majority"``: the fraction of trees
         voting for each class; ``"weighted"``: the trees' votes weighted by
         their out-of-bag accuracy (``estimator_weights_``).
+        ``return_std=True`` (``voting="soft"``, ``bootstrap=True``) also returns each
+        probability's standard error, shape (n_samples, n_classes): the bias-corrected
+        infinitesimal jackknife (``uncertainty.prediction_variance``), negative variances as 0.
         """
+        if return_std:
+            if self.voting != "soft":
+                raise ValueError(f"return_std is the standard error of the mean class proportions: it needs "
+                                 f"voting='soft', not {self.voting!r}.")
+            return self.predict_proba(X), prediction_std(self, X)
         X = self._validate_X_predict(X)
         backend = get_backend(self.device_)
         weights = self.estimator_weights_ if self.voting == "weighted" else None
@@ -660,8 +670,15 @@ class ForestRegressor(RegressorMixin, BaseForest):
         scoring = self.oob_score if callable(self.oob_score) else r2_score
         self.oob_score_ = scoring(y, self.oob_prediction_)
 
-    def predict(self, X):
-        """Mean over the trees of each row's leaf mean, shape (n_samples,)."""
+    def predict(self, X, return_std=False):
+        """Mean over the trees of each row's leaf mean, shape (n_samples,).
+
+        ``return_std=True`` (``bootstrap=True``) also returns each prediction's standard error,
+        shape (n_samples,): the bias-corrected infinitesimal jackknife
+        (``uncertainty.prediction_variance``), negative variances as 0.
+        """
+        if return_std:
+            return self._mean_value(X)[:, 0], prediction_std(self, X)[:, 0]
         return self._mean_value(X)[:, 0]
 
 
