@@ -695,6 +695,22 @@ class ForestRegressor(RegressorMixin, BaseForest):
         return self._mean_value(X)[:, 0]
 
 
+# The docstrings' lines on n_estimators="auto", shared by the classifiers and the regressors.
+_AUTO_PARAMETERS_DOC = """    n_iter_no_change : int, default=3
+        With ``n_estimators="auto"`` (``bootstrap=True``): trees are grown in steps of 10 until this many steps
+        in a row lower the out-of-bag error by no more than ``tol`` (at most 1,000 trees); the forest keeps
+        the trees up to the step of least error, the first trees of a fixed-size fit with the same
+        ``random_state`` (``gpuforest.auto_estimators``).
+    tol : float, default=1e-4
+        The least decrease of the out-of-bag error (misclassified share, or mean squared error) that counts
+        as an improvement with ``n_estimators="auto"``.
+"""
+_AUTO_ATTRIBUTES_DOC = """    n_estimators_ : int
+        The number of trees grown (``n_estimators``, or the number ``"auto"`` chose).
+    oob_errors_ : list of float
+        With ``n_estimators="auto"``: the out-of-bag error after each step of 10 trees.
+"""
+
 _CLASSIFIER_DOC = """{summary}
 
     Parameters
@@ -727,15 +743,7 @@ _CLASSIFIER_DOC = """{summary}
     importance_type : {{"gain", "split", "cover"}}, default="gain"
         What ``feature_importances_`` measures: impurity decrease, number of splits, or training weight at the
         splits (``gpuforest.importance``); ``get_score`` gives the totals.
-    n_iter_no_change : int, default=3
-        With ``n_estimators="auto"`` (``bootstrap=True``): trees are grown in steps of 10 until this many steps
-        in a row lower the out-of-bag error by no more than ``tol`` (at most 1,000 trees); the forest keeps
-        the trees up to the step of least error, the first trees of a fixed-size fit with the same
-        ``random_state`` (``gpuforest.auto_estimators``).
-    tol : float, default=1e-4
-        The least decrease of the out-of-bag error (misclassified share, or mean squared error) that counts
-        as an improvement with ``n_estimators="auto"``.
-    max_bins : int, default=256
+""" + _AUTO_PARAMETERS_DOC + """    max_bins : int, default=256
     device : {{"auto", "cpu", "cuda"}}, default="auto"
     categorical_features : None, "from_dtype", or array-like of bool, int or str, default=None
         The categorical features, as in ``gpuforest.DecisionTreeClassifier``.
@@ -746,11 +754,7 @@ _CLASSIFIER_DOC = """{summary}
     trees_ : list of gpuforest.tree.Tree
     classes_, n_classes_, n_features_in_, feature_names_in_, is_categorical_, categories_, n_outputs_, max_features_
     feature_importances_ : ndarray of shape (n_features_in_,)
-    n_estimators_ : int
-        The number of trees grown (``n_estimators``, or the number ``"auto"`` chose).
-    oob_errors_ : list of float
-        With ``n_estimators="auto"``: the out-of-bag error after each step of 10 trees.
-    oob_score_ : float
+""" + _AUTO_ATTRIBUTES_DOC + """    oob_score_ : float
     oob_decision_function_ : ndarray of shape (n_samples, n_classes_)
     estimator_weights_ : ndarray of shape (n_estimators,)
         Out-of-bag accuracy of each tree (with ``oob_score`` or ``voting="weighted"``).
@@ -773,15 +777,7 @@ _REGRESSOR_DOC = """{summary}
     importance_type : {{"gain", "split", "cover"}}, default="gain"
         What ``feature_importances_`` measures: impurity decrease, number of splits, or training weight at the
         splits (``gpuforest.importance``); ``get_score`` gives the totals.
-    n_iter_no_change : int, default=3
-        With ``n_estimators="auto"`` (``bootstrap=True``): trees are grown in steps of 10 until this many steps
-        in a row lower the out-of-bag error by no more than ``tol`` (at most 1,000 trees); the forest keeps
-        the trees up to the step of least error, the first trees of a fixed-size fit with the same
-        ``random_state`` (``gpuforest.auto_estimators``).
-    tol : float, default=1e-4
-        The least decrease of the out-of-bag error (misclassified share, or mean squared error) that counts
-        as an improvement with ``n_estimators="auto"``.
-    max_bins : int, default=256
+""" + _AUTO_PARAMETERS_DOC + """    max_bins : int, default=256
     device : {{"auto", "cpu", "cuda"}}, default="auto"
     categorical_features : None, "from_dtype", or array-like of bool, int or str, default=None
         The categorical features, as in ``gpuforest.DecisionTreeClassifier``.
@@ -792,11 +788,7 @@ _REGRESSOR_DOC = """{summary}
     trees_ : list of gpuforest.tree.Tree
     n_features_in_, feature_names_in_, is_categorical_, categories_, n_outputs_, max_features_
     feature_importances_ : ndarray of shape (n_features_in_,)
-    n_estimators_ : int
-        The number of trees grown (``n_estimators``, or the number ``"auto"`` chose).
-    oob_errors_ : list of float
-        With ``n_estimators="auto"``: the out-of-bag error after each step of 10 trees.
-    oob_score_ : float
+""" + _AUTO_ATTRIBUTES_DOC + """    oob_score_ : float
     oob_prediction_ : ndarray of shape (n_samples,)
     """
 
