@@ -103,7 +103,7 @@ def markdown(report):
         f"Mean absolute bias of the mean prediction: {result['mean_absolute_bias']:.3f}: the intervals "
         "are centred on biased predictions, so they cover f(x) less often than the nominal 95%. With "
         f"{result['n_estimators']} trees for {result['n_train']:,} rows the Monte-Carlo corrections (`n v / B`) are "
-        "of the size of the variances themselves, so the corrected estimates are noisy (some negative, taken as 0) "
+        "of the size of the variances themselves, so the corrected estimates are noisy (a negative one is taken as 0) "
         "and cover the mean prediction less often than 95% too; Wager, Hastie and Efron use B of the order of n "
         "or more. The uncorrected ones are several times too wide.",
     ]
