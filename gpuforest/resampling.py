@@ -6,8 +6,8 @@
   rows drawn with replacement.
 
 Formulas from Efron and Tibshirani (1993), *An Introduction to the Bootstrap*:
-the bootstrap's standard error (6.6) and bias (10.2), the jackknife's bias
-(11.3) and standard error (11.5). With ``theta`` the statistic on the whole
+the bootstrap's standard error (ch. 6) and bias (ch. 10), the jackknife's bias
+and standard error (ch. 11). With ``theta`` the statistic on the whole
 sample and ``theta_(i)`` / ``theta*_b`` the replicates:
 
     jackknife:  bias = (n - 1) (mean_i theta_(i) - theta)
@@ -15,7 +15,7 @@ sample and ``theta_(i)`` / ``theta*_b`` the replicates:
     bootstrap:  bias = mean_b theta*_b - theta
                 variance = sum_b (theta*_b - mean theta*)^2 / (B - 1)
 
-and the bias-corrected estimate ``theta - bias`` (10.3, 11.4).
+and the bias-corrected estimate ``theta - bias``.
 
 A replicate is a weighting of the rows: the bootstrap's draw counts
 (``Backend.bootstrap_counts``: the forests' counter-based RNG, so that

@@ -28,7 +28,7 @@ def test_jackknife_of_the_mean_is_the_mean_and_its_variance_s2_over_n():
 
 
 def test_jackknife_bias_of_the_plug_in_variance():
-    """Efron and Tibshirani 1993, 11.5: the jackknife corrects the plug-in variance to the unbiased one."""
+    """Efron and Tibshirani 1993, ch. 11: the jackknife corrects the plug-in variance to the unbiased one."""
     result = jackknife(SAMPLE, "variance")
     np.testing.assert_allclose(result.estimate, SAMPLE.var(ddof=1), rtol=1e-10)
 
