@@ -6,8 +6,8 @@ to 1 over the classes) gives the margin of a labelled row
     margin(x, y) = v_y(x) - max_{k != y} v_k(x)   in [-1, 1],
 
 positive exactly when the ensemble's vote is right with room to spare
-(Schapire, Freund, Bartlett and Lee 1998, section 2 and, for several classes,
-section 5; Breiman 2001's margin function ``mg``). With two classes it is
+(Schapire, Freund, Bartlett and Lee 1998, for two classes and for several;
+Breiman 2001's margin function ``mg``). With two classes it is
 ``y f(x)`` for ``y`` in {-1, 1} and ``f = v_1 - v_0``.
 
 The votes of each ensemble:
