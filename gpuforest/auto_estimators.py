@@ -1,15 +1,21 @@
 """``n_estimators="auto"``: grow a bootstrap forest until its out-of-bag error stops improving.
 
-Trees are grown in steps of ``AUTO_STEP_TREES``; after each step the
-out-of-bag sums of the new trees are added to the running ones (each row's
-mean over the trees that did not draw it: the out-of-bag pass of
-``BaseForest._out_of_bag``, one step at a time), and the out-of-bag error of
-the forest so far is measured over the rows that some tree left out: the
-misclassified share (classifiers, from the mean class proportions) or the
-mean squared error (regressors). Growth stops when ``n_iter_no_change``
-steps in a row have not lowered the best error by more than ``tol``, or at
-``AUTO_MAX_TREES``; the forest keeps the trees up to its best step.
+The out-of-bag error is measured every ``AUTO_STEP_TREES`` trees (a step):
+the step's out-of-bag sums are added to the running ones (each row's mean
+over the trees that did not draw it: the out-of-bag pass of
+``BaseForest._out_of_bag``, one step at a time), and the error of the forest
+so far is measured over the rows that some tree left out: the misclassified
+share (classifiers, from the mean class proportions) or the mean squared error
+(regressors). Growth stops when ``n_iter_no_change`` steps in a row have not
+lowered the best error by more than ``tol``, or at ``AUTO_MAX_TREES``; the
+forest keeps the trees up to its best step.
 
+Trees are grown in batches of ``n_iter_no_change + 1`` steps, or as many trees
+as the forest has when that is more (so a forest of ``k`` trees takes about
+``log2(k)`` batches): every level of a batch costs a few kernel launches
+whatever its number of trees, so steps grown one by one cost more than the
+trees grown past the stop (at most as many as the forest kept, or
+``n_iter_no_change + 1`` steps).
 Each tree depends only on (seed, its index) (``forest.py``), so the kept trees
 are the first trees of a fixed-size fit with the same ``random_state``.
 """
@@ -43,8 +49,9 @@ def out_of_bag_error(forest, oob_sum, oob_count, targets):
 
 
 def grow_until_out_of_bag_error_stops(forest, backend, X, targets, sample_weight, validation):
-    """Grow ``forest.trees_`` step by step (module docstring); returns the out-of-bag error per step.
+    """Grow ``forest.trees_`` until the out-of-bag error stops improving (module docstring).
 
+    Returns the out-of-bag error after each step of ``AUTO_STEP_TREES`` trees, up to the stop;
     ``forest.trees_`` ends with the trees up to the step of least error.
     """
     n_samples = X.shape[0]
@@ -53,15 +60,19 @@ def grow_until_out_of_bag_error_stops(forest, backend, X, targets, sample_weight
     errors, best_trees, best_error, steps_without_gain = [], 0, np.inf, 0
     while len(forest.trees_) < AUTO_MAX_TREES and steps_without_gain < forest.n_iter_no_change:
         first_tree = len(forest.trees_)
-        forest._grow_trees(backend, X, targets, sample_weight, validation, first_tree, AUTO_STEP_TREES)
+        n_trees = min(max(AUTO_STEP_TREES * (forest.n_iter_no_change + 1), first_tree), AUTO_MAX_TREES - first_tree)
+        forest._grow_trees(backend, X, targets, sample_weight, validation, first_tree, n_trees)
         forest._pack_trees()
-        for _, block, out_of_bag, values in forest._out_of_bag_values(backend, X, first_tree, AUTO_STEP_TREES):
-            oob_sum[block] += np.einsum("trv,tr->rv", values, out_of_bag)
-            oob_count[block] += out_of_bag.sum(axis=0)
-        errors.append(out_of_bag_error(forest, oob_sum, oob_count, targets))
-        if errors[-1] < best_error - forest.tol:
-            best_trees, best_error, steps_without_gain = len(forest.trees_), errors[-1], 0
-        else:
-            steps_without_gain += 1
+        for step_first in range(first_tree, first_tree + n_trees, AUTO_STEP_TREES):
+            for _, block, out_of_bag, values in forest._out_of_bag_values(backend, X, step_first, AUTO_STEP_TREES):
+                oob_sum[block] += np.einsum("trv,tr->rv", values, out_of_bag)
+                oob_count[block] += out_of_bag.sum(axis=0)
+            errors.append(out_of_bag_error(forest, oob_sum, oob_count, targets))
+            if errors[-1] < best_error - forest.tol:
+                best_trees, best_error, steps_without_gain = step_first + AUTO_STEP_TREES, errors[-1], 0
+            else:
+                steps_without_gain += 1
+            if steps_without_gain == forest.n_iter_no_change:
+                break
     del forest.trees_[best_trees:]
     return errors

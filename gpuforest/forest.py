@@ -697,9 +697,9 @@ class ForestRegressor(RegressorMixin, BaseForest):
 
 # The docstrings' lines on n_estimators="auto", shared by the classifiers and the regressors.
 _AUTO_PARAMETERS_DOC = """    n_iter_no_change : int, default=3
-        With ``n_estimators="auto"`` (``bootstrap=True``): trees are grown in steps of 10 until this many steps
-        in a row lower the out-of-bag error by no more than ``tol`` (at most 1,000 trees); the forest keeps
-        the trees up to the step of least error, the first trees of a fixed-size fit with the same
+        With ``n_estimators="auto"`` (``bootstrap=True``): the out-of-bag error is measured every 10 trees (a
+        step) until this many steps in a row lower it by no more than ``tol`` (at most 1,000 trees); the forest
+        keeps the trees up to the step of least error, the first trees of a fixed-size fit with the same
         ``random_state`` (``gpuforest.auto_estimators``).
     tol : float, default=1e-4
         The least decrease of the out-of-bag error (misclassified share, or mean squared error) that counts
