@@ -22,7 +22,7 @@ def naive_margins(labels, weights, y, classes):
 
 @pytest.fixture(scope="module")
 def binary_adaboost():
-    return AdaBoostClassifier(n_estimators=12, random_state=0, device="cpu").fit(X2, Y2)
+    return AdaBoostClassifier(n_estimators=8, random_state=0, device="cpu").fit(X2, Y2)
 
 
 def test_adaboost_margins_are_the_normalised_weighted_vote(binary_adaboost):
