@@ -45,6 +45,7 @@ from .decision_tree import (
     validate_predict_data,
 )
 from .fitting import BinnedTraining, fit_bin_mapper
+from .margins import AdaBoostMargins
 from .model_io import ModelFileMixin
 from .progress import progress_bar
 from .pruning import prunes
@@ -127,7 +128,7 @@ class _WeightBoosting(AllowNaNMixin, ModelFileMixin):
         return self
 
 
-class AdaBoostClassifier(_WeightBoosting, _SklearnAdaBoostClassifier):
+class AdaBoostClassifier(AdaBoostMargins, _WeightBoosting, _SklearnAdaBoostClassifier):
     """An AdaBoost classifier: SAMME or SAMME.R, on the CPU or the GPU.
 
     SAMME (Zhu et al. 2009, algorithm 2) gives member ``m`` with weighted

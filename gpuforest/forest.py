@@ -18,7 +18,7 @@ out-of-bag pass regenerates them instead of keeping them.
 
 import warnings
 from functools import partial
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse
@@ -28,6 +28,7 @@ from sklearn.utils import check_random_state, compute_sample_weight
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .auto_estimators import grow_until_out_of_bag_error_stops
 from .backend import get_backend
 from .contributions import ContributionsMixin
 from .decision_tree import (
@@ -43,6 +44,7 @@ from .decision_tree import (
 )
 from .fitting import BinnedTraining, fit_bin_mapper, refit_bin_mapper
 from .model_io import ModelFileMixin
+from .margins import ForestMargins
 from .importance import IMPORTANCE_TYPE_CONSTRAINT, ImportanceTypeMixin
 from .partial_dependence import RecursionPartialDependenceMixin
 from .progress import progress_bar
@@ -62,6 +64,7 @@ from .statistics import (
     regression_statistics,
 )
 from .tree import PackedTreesMixin
+from .uncertainty import prediction_std
 from .voting import VOTING_STRATEGIES, combine_votes, predict_from_votes, resolve_reject_label
 
 # Bytes of device memory per (tree, row) while a batch grows: the draw counts (4),
@@ -85,7 +88,9 @@ class BaseForest(
 
     _parameter_constraints = {
         **TREE_PARAMETER_CONSTRAINTS,
-        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "n_estimators": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0.0, None, closed="left")],
         "bootstrap": ["boolean"],
         "oob_score": ["boolean", callable],
         "n_jobs": [Integral, None],
@@ -105,7 +110,7 @@ class BaseForest(
         self, *, n_estimators, criterion, max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf,
         max_features, max_leaf_nodes, min_impurity_decrease, bootstrap, oob_score, n_jobs, random_state, verbose,
         warm_start, max_samples, ccp_alpha, pruning, validation_fraction, max_bins, device, categorical_features,
-        importance_type,
+        importance_type, n_iter_no_change, tol,
     ):
         self.n_estimators = n_estimators
         self.criterion = criterion
@@ -130,6 +135,8 @@ class BaseForest(
         self.device = device
         self.categorical_features = categorical_features
         self.importance_type = importance_type
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
 
     # --- fitting ------------------------------------------------------------------------
 
@@ -162,24 +169,36 @@ class BaseForest(
             self._bin_mapper = fit_bin_mapper(self, X if positive.all() else X[positive], self._seed)
         else:
             refit_bin_mapper(self, X[sample_weight > 0], self._seed)
-        n_more = self.n_estimators - len(self.trees_)
+        grows_until_oob_stops = self.n_estimators == "auto"
+        n_more = 0 if grows_until_oob_stops else self.n_estimators - len(self.trees_)
         if n_more < 0:
             raise ValueError(
                 f"n_estimators={self.n_estimators} must be larger or equal to len(estimators_)="
                 f"{len(self.trees_)} when warm_start==True."
             )
         self.n_samples_bootstrap_ = self._n_draws(n_samples)
+        self._n_training_rows = n_samples  # the bootstrap counts' width (uncertainty.prediction_variance)
         backend = get_backend(self.device)
         self.device_ = backend.name
         with _numba_threads(self.n_jobs):
-            if n_more > 0:
+            if grows_until_oob_stops:
+                self.oob_errors_ = grow_until_out_of_bag_error_stops(
+                    self, backend, X, targets, sample_weight, validation
+                )
+            elif n_more > 0:
                 self._grow_trees(backend, X, targets, sample_weight, validation, len(self.trees_), n_more)
+            self.n_estimators_ = len(self.trees_)
             self._pack_trees()
             if self.oob_score or self._needs_oob_weights():
                 self._out_of_bag(backend, X, y, targets)
         return self
 
     def _check_sampling_params(self):
+        if self.n_estimators == "auto" and (not self.bootstrap or self.warm_start):
+            raise ValueError(
+                "n_estimators='auto' grows trees until the out-of-bag error stops improving: it needs "
+                "bootstrap=True and warm_start=False."
+            )
         if not self.bootstrap:
             if self.oob_score:
                 raise ValueError("Out of bag estimation only available if bootstrap=True")
@@ -225,15 +244,6 @@ class BaseForest(
         for start in range(first_tree, first_tree + n_trees, per_batch):
             yield start, min(per_batch, first_tree + n_trees - start)
 
-    def _max_multiplicity(self, backend, first_tree, n_trees, n_samples, n_features):
-        """Largest draw count of any row in any of the trees, to size the fixed-point scales."""
-        if not self.bootstrap:
-            return 1
-        largest = 1
-        for start, count in self._batches(backend, first_tree, n_trees, n_samples, n_features):
-            largest = max(largest, int(self._sample_counts(backend, start, count, n_samples).max()))
-        return largest
-
     def _grow_trees(self, backend, X, targets, sample_weight, validation, first_tree, n_trees):
         n_samples, n_features = X.shape
         params = growth_params(self, n_samples, n_features, self._seed, self._random_thresholds)
@@ -242,9 +252,10 @@ class BaseForest(
         positive = backend.to_device(sample_weight > 0)
         per_tree_stats = self._per_tree_statistics()
         stats = None
+        # Scales sized for any bootstrap sample (statistics._to_fixed): a tree is the same in any batch.
+        n_draws = self.n_samples_bootstrap_ if self.bootstrap else None
         if not per_tree_stats:
-            multiplicity = self._max_multiplicity(backend, first_tree, n_trees, n_samples, n_features)
-            stats = self._statistics(targets, sample_weight, multiplicity)
+            stats = self._statistics(targets, sample_weight, n_draws)
         bar = progress_bar(self.verbose, n_trees, "tree", type(self).__name__)
         workspace = {}  # the growers' buffers, reused by every batch
         for start, count in self._batches(backend, first_tree, n_trees, n_samples, n_features):
@@ -252,9 +263,8 @@ class BaseForest(
             batch_stats = stats
             if per_tree_stats:  # one tree per batch: its own class weights
                 host_counts = backend.to_host(counts)[0]
-                batch_stats = self._statistics(
-                    targets, self._subsample_weight(targets, sample_weight, host_counts), int(host_counts.max())
-                )
+                subsample_weight = self._subsample_weight(targets, sample_weight, host_counts)
+                batch_stats = self._statistics(targets, subsample_weight, n_draws)
             sample_indices, tree_offsets = self._in_bag_rows(backend, counts, positive)
             _, trees = training.grow(
                 sample_indices, batch_stats, self._n_values(), params, sample_counts=counts, tree_offsets=tree_offsets,
@@ -351,21 +361,17 @@ class BaseForest(
 
         Calls ``_oob_per_tree`` per (batch, row block) and ``_set_oob_results``.
         """
-        n_samples, n_features = X.shape
+        n_samples = X.shape[0]
         n_values = self._n_values()
         self._oob_sum = np.zeros((n_samples, n_values))
         self._oob_count = np.zeros(n_samples, dtype=np.int64)
         self._oob_tree_correct = np.zeros(len(self.trees_))
         self._oob_tree_count = np.zeros(len(self.trees_), dtype=np.int64)
-        for start, count in self._batches(backend, 0, len(self.trees_), n_samples, n_features):
-            counts = backend.to_host(self._sample_counts(backend, start, count, n_samples))
-            for block in self._row_blocks(n_samples, count):
-                out_of_bag = counts[:, block] == 0
-                values = self._tree_values(backend, X[block], start, count)
-                self._oob_sum[block] += np.einsum("trv,tr->rv", values, out_of_bag)
-                self._oob_count[block] += out_of_bag.sum(axis=0)
-                self._oob_tree_count[start:start + count] += out_of_bag.sum(axis=1)
-                self._oob_per_tree(values, out_of_bag, targets[block], start)
+        for start, block, out_of_bag, values in self._out_of_bag_values(backend, X, 0, len(self.trees_)):
+            self._oob_sum[block] += np.einsum("trv,tr->rv", values, out_of_bag)
+            self._oob_count[block] += out_of_bag.sum(axis=0)
+            self._oob_tree_count[start:start + values.shape[0]] += out_of_bag.sum(axis=1)
+            self._oob_per_tree(values, out_of_bag, targets[block], start)
         if self.oob_score and np.any(self._oob_count == 0):  # weighted voting alone needs only the trees' accuracy
             warnings.warn(
                 "Some inputs do not have OOB scores. This probably means too few trees were used to compute any "
@@ -375,6 +381,18 @@ class BaseForest(
         oob_mean = self._oob_sum / np.maximum(self._oob_count, 1)[:, None]
         self._set_oob_results(y, oob_mean)
         del self._oob_sum, self._oob_count
+
+    def _out_of_bag_values(self, backend, X, first_tree, n_trees):
+        """The trees ``first_tree ...`` (``n_trees``) at the training rows, by batch of trees and block of rows.
+
+        Yields ``(first tree of the batch, rows slice, out_of_bag (trees, rows) bool, values (trees, rows,
+        n_values))``; the counts are regenerated from the seed.
+        """
+        n_samples, n_features = X.shape
+        for start, count in self._batches(backend, first_tree, n_trees, n_samples, n_features):
+            counts = backend.to_host(self._sample_counts(backend, start, count, n_samples))
+            for block in self._row_blocks(n_samples, count):
+                yield start, block, counts[:, block] == 0, self._tree_values(backend, X[block], start, count)
 
     def _oob_per_tree(self, values, out_of_bag, targets, first_tree):
         """Per-tree out-of-bag statistics (classifiers: correct votes)."""
@@ -516,7 +534,7 @@ class _numba_threads:
         numba.set_num_threads(self.previous)
 
 
-class ForestClassifier(ClassifierMixin, BaseForest):
+class ForestClassifier(ForestMargins, ClassifierMixin, BaseForest):
     """Classification: class statistics, class weights, voting, out-of-bag decision function."""
 
     _parameter_constraints = {
@@ -553,10 +571,8 @@ class ForestClassifier(ClassifierMixin, BaseForest):
             confidence_factor=self.confidence_factor, subtree_raising=self.subtree_raising,
         )
 
-    def _statistics(self, y_encoded, sample_weight, max_multiplicity):
-        return classification_statistics(
-            self.criterion, y_encoded, self.n_classes_, sample_weight, max_multiplicity=max_multiplicity
-        )
+    def _statistics(self, y_encoded, sample_weight, n_draws):
+        return classification_statistics(self.criterion, y_encoded, self.n_classes_, sample_weight, n_draws=n_draws)
 
     def _per_tree_statistics(self):
         return self.class_weight == "balanced_subsample"
@@ -595,14 +611,22 @@ class ForestClassifier(ClassifierMixin, BaseForest):
         scoring = self.oob_score if callable(self.oob_score) else accuracy_score
         self.oob_score_ = scoring(y, y_pred)
 
-    def predict_proba(self, X):
+    def predict_proba(self, X, return_std=False):
         """Combined class scores, shape (n_samples, n_classes).
 
         ``voting="soft"``: the mean of the trees' class proportions (as
         scikit-learn); ``"plurality"`` / ``"majority"``: the fraction of trees
         voting for each class; ``"weighted"``: the trees' votes weighted by
         their out-of-bag accuracy (``estimator_weights_``).
+        ``return_std=True`` (``voting="soft"``, ``bootstrap=True``) also returns each
+        probability's standard error, shape (n_samples, n_classes): the bias-corrected
+        infinitesimal jackknife (``uncertainty.prediction_variance``), negative variances as 0.
         """
+        if return_std:
+            if self.voting != "soft":
+                raise ValueError(f"return_std is the standard error of the mean class proportions: it needs "
+                                 f"voting='soft', not {self.voting!r}.")
+            return self.predict_proba(X), prediction_std(self, X)
         X = self._validate_X_predict(X)
         backend = get_backend(self.device_)
         weights = self.estimator_weights_ if self.voting == "weighted" else None
@@ -654,18 +678,41 @@ class ForestRegressor(RegressorMixin, BaseForest):
     def _encode_eval_targets(y):
         return np.asarray(y, dtype=np.float64)
 
-    def _statistics(self, y, sample_weight, max_multiplicity):
-        return regression_statistics(self.criterion, y, sample_weight, max_multiplicity=max_multiplicity)
+    def _statistics(self, y, sample_weight, n_draws):
+        return regression_statistics(self.criterion, y, sample_weight, n_draws=n_draws)
 
     def _set_oob_results(self, y, oob_mean):
         self.oob_prediction_ = oob_mean[:, 0]
         scoring = self.oob_score if callable(self.oob_score) else r2_score
         self.oob_score_ = scoring(y, self.oob_prediction_)
 
-    def predict(self, X):
-        """Mean over the trees of each row's leaf mean, shape (n_samples,)."""
+    def predict(self, X, return_std=False):
+        """Mean over the trees of each row's leaf mean, shape (n_samples,).
+
+        ``return_std=True`` (``bootstrap=True``) also returns each prediction's standard error,
+        shape (n_samples,): the bias-corrected infinitesimal jackknife
+        (``uncertainty.prediction_variance``), negative variances as 0.
+        """
+        if return_std:
+            return self._mean_value(X)[:, 0], prediction_std(self, X)[:, 0]
         return self._mean_value(X)[:, 0]
 
+
+# The docstrings' lines on n_estimators="auto", shared by the classifiers and the regressors.
+_AUTO_PARAMETERS_DOC = """    n_iter_no_change : int, default=3
+        With ``n_estimators="auto"`` (``bootstrap=True``): the out-of-bag error is measured every 10 trees (a
+        step) until this many steps in a row lower it by no more than ``tol`` (at most 1,000 trees); the forest
+        keeps the trees up to the step of least error, the first trees of a fixed-size fit with the same
+        ``random_state`` (``gpuforest.auto_estimators``).
+    tol : float, default=1e-4
+        The least decrease of the out-of-bag error (misclassified share, or mean squared error) that counts
+        as an improvement with ``n_estimators="auto"``.
+"""
+_AUTO_ATTRIBUTES_DOC = """    n_estimators_ : int
+        The number of trees grown (``n_estimators``, or the number ``"auto"`` chose).
+    oob_errors_ : list of float
+        With ``n_estimators="auto"``: the out-of-bag error after each step of 10 trees.
+"""
 
 _CLASSIFIER_DOC = """{summary}
 
@@ -699,7 +746,7 @@ _CLASSIFIER_DOC = """{summary}
     importance_type : {{"gain", "split", "cover"}}, default="gain"
         What ``feature_importances_`` measures: impurity decrease, number of splits, or training weight at the
         splits (``gpuforest.importance``); ``get_score`` gives the totals.
-    max_bins : int, default=256
+""" + _AUTO_PARAMETERS_DOC + """    max_bins : int, default=256
     device : {{"auto", "cpu", "cuda"}}, default="auto"
     categorical_features : None, "from_dtype", or array-like of bool, int or str, default=None
         The categorical features, as in ``gpuforest.DecisionTreeClassifier``.
@@ -710,7 +757,7 @@ _CLASSIFIER_DOC = """{summary}
     trees_ : list of gpuforest.tree.Tree
     classes_, n_classes_, n_features_in_, feature_names_in_, is_categorical_, categories_, n_outputs_, max_features_
     feature_importances_ : ndarray of shape (n_features_in_,)
-    oob_score_ : float
+""" + _AUTO_ATTRIBUTES_DOC + """    oob_score_ : float
     oob_decision_function_ : ndarray of shape (n_samples, n_classes_)
     estimator_weights_ : ndarray of shape (n_estimators,)
         Out-of-bag accuracy of each tree (with ``oob_score`` or ``voting="weighted"``).
@@ -733,7 +780,7 @@ _REGRESSOR_DOC = """{summary}
     importance_type : {{"gain", "split", "cover"}}, default="gain"
         What ``feature_importances_`` measures: impurity decrease, number of splits, or training weight at the
         splits (``gpuforest.importance``); ``get_score`` gives the totals.
-    max_bins : int, default=256
+""" + _AUTO_PARAMETERS_DOC + """    max_bins : int, default=256
     device : {{"auto", "cpu", "cuda"}}, default="auto"
     categorical_features : None, "from_dtype", or array-like of bool, int or str, default=None
         The categorical features, as in ``gpuforest.DecisionTreeClassifier``.
@@ -744,7 +791,7 @@ _REGRESSOR_DOC = """{summary}
     trees_ : list of gpuforest.tree.Tree
     n_features_in_, feature_names_in_, is_categorical_, categories_, n_outputs_, max_features_
     feature_importances_ : ndarray of shape (n_features_in_,)
-    oob_score_ : float
+""" + _AUTO_ATTRIBUTES_DOC + """    oob_score_ : float
     oob_prediction_ : ndarray of shape (n_samples,)
     """
 
@@ -757,6 +804,7 @@ def _classifier_init(default_bootstrap, default_max_features):
         verbose=0, warm_start=False, class_weight=None, ccp_alpha=0.0, max_samples=None, voting="soft",
         reject_label=None, min_split_significance=None, pruning=None, validation_fraction=0.1, confidence_factor=0.25,
         subtree_raising=True, max_bins=256, device="auto", categorical_features=None, importance_type="gain",
+        n_iter_no_change=3, tol=1e-4,
     ):
         BaseForest.__init__(
             self, n_estimators=n_estimators, criterion=criterion, max_depth=max_depth,
@@ -766,7 +814,7 @@ def _classifier_init(default_bootstrap, default_max_features):
             oob_score=oob_score, n_jobs=n_jobs, random_state=random_state, verbose=verbose, warm_start=warm_start,
             max_samples=max_samples, ccp_alpha=ccp_alpha, pruning=pruning, validation_fraction=validation_fraction,
             max_bins=max_bins, device=device, categorical_features=categorical_features,
-            importance_type=importance_type,
+            importance_type=importance_type, n_iter_no_change=n_iter_no_change, tol=tol,
         )
         self.class_weight = class_weight
         self.min_split_significance = min_split_significance
@@ -784,7 +832,7 @@ def _regressor_init(default_bootstrap, default_max_features):
         min_samples_leaf=1, min_weight_fraction_leaf=0.0, max_features=default_max_features, max_leaf_nodes=None,
         min_impurity_decrease=0.0, bootstrap=default_bootstrap, oob_score=False, n_jobs=None, random_state=None,
         verbose=0, warm_start=False, ccp_alpha=0.0, max_samples=None, pruning=None, validation_fraction=0.1,
-        max_bins=256, device="auto", categorical_features=None, importance_type="gain",
+        max_bins=256, device="auto", categorical_features=None, importance_type="gain", n_iter_no_change=3, tol=1e-4,
     ):
         BaseForest.__init__(
             self, n_estimators=n_estimators, criterion=criterion, max_depth=max_depth,
@@ -794,7 +842,7 @@ def _regressor_init(default_bootstrap, default_max_features):
             oob_score=oob_score, n_jobs=n_jobs, random_state=random_state, verbose=verbose, warm_start=warm_start,
             max_samples=max_samples, ccp_alpha=ccp_alpha, pruning=pruning, validation_fraction=validation_fraction,
             max_bins=max_bins, device=device, categorical_features=categorical_features,
-            importance_type=importance_type,
+            importance_type=importance_type, n_iter_no_change=n_iter_no_change, tol=tol,
         )
 
     return __init__

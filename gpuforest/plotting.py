@@ -4,6 +4,8 @@
   (the layout of XGBoost's and LightGBM's ``plot_importance``);
 - ``plot_learning_curve``: gradient boosting's training and validation scores
   per round (``train_score_``, ``validation_score_``);
+- ``plot_margins``: the cumulative distribution of an ensemble's margins (``gpuforest.margins``),
+  with AdaBoost's bound;
 - ``plot_benchmark``: the fit time of each library in a ``benchmarks/results``
   comparison, as bars;
 - a tree: ``gpuforest.plot_tree`` (``gpuforest.export``).
@@ -155,3 +157,42 @@ def plot_benchmark(results_json, *, axes=None):
         device = f", {comparison['device']}" if comparison.get("device") else ""
         ax.set_title(f"{comparison.get('task', 'benchmark')}: {shape}{device}")
     return list(axes)
+
+
+def plot_margins(estimator, X, y, *, ax=None, title="Margin distribution"):
+    """Draw the cumulative distribution of an ensemble's margins on ``(X, y)`` (``gpuforest.margins``).
+
+    The figure of Schapire, Freund, Bartlett and Lee (1998, Figure 2): for each
+    margin ``theta`` in [-1, 1], the share of rows with a margin at most ``theta``.
+    For AdaBoost, its ``margin_bound`` as a dashed line.
+
+    Parameters
+    ----------
+    estimator : fitted ensemble with ``margins`` (AdaBoostClassifier, a forest classifier, VotingClassifier)
+    X : array-like of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+    ax : matplotlib Axes, default=None
+        None: the current Axes.
+    title : str, default="Margin distribution"
+
+    Returns
+    -------
+    ax : matplotlib Axes
+        The step line ``margins`` (x the sorted margins, y the share of rows at or below each),
+        and for AdaBoost the line ``bound`` over 201 values of theta.
+    """
+    if not hasattr(estimator, "margins"):
+        raise TypeError(f"{type(estimator).__name__} has no margins to plot.")
+    margins = np.sort(estimator.margins(X, y))
+    ax = _axes(ax)
+    shares = np.arange(1, margins.shape[0] + 1) / margins.shape[0]
+    ax.step(margins, shares, where="post", label="margins")
+    if hasattr(estimator, "margin_bound"):
+        theta = np.linspace(-1.0, 1.0, 201)
+        ax.plot(theta, np.minimum(estimator.margin_bound(theta), 1.0), linestyle="--", label="bound")
+    ax.set_xlim(-1.0, 1.0)
+    ax.set_xlabel("margin")
+    ax.set_ylabel("cumulative share of rows")
+    ax.set_title(title)
+    ax.legend()
+    return ax

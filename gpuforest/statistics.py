@@ -92,7 +92,7 @@ def fixed_point_scale(abs_total):
     return 2.0 ** min(max(exponent, -_MAX_EXPONENT), _MAX_EXPONENT)
 
 
-def _to_fixed(columns, sum_factors, xp=np, out=None):
+def _to_fixed(columns, sum_factors, xp=np, out=None, n_draws=None):
     """``columns`` (a tuple of 1-D arrays of one length, numpy or CuPy with ``xp``) in fixed point, as the
     columns of one int64 array (n_rows, n_columns), and their inverse scales.
 
@@ -105,6 +105,9 @@ def _to_fixed(columns, sum_factors, xp=np, out=None):
     same total, hence the same scale. numpy columns take numba's parallel
     passes (read where they are, not stacked first), CuPy ones its own operations.
     ``out``: an int64 array of the result's shape to fill (numpy), else a new one.
+    ``n_draws``: bootstrap samples of that many draws, whose sums are at most ``n_draws`` times a column's
+    largest absolute value, whichever rows are drawn: the scales from that bound (``sum_factors`` unused), so
+    that they do not depend on which samples a fit draws.
     """
     n_rows, n_columns = columns[0].shape[0], len(columns)
     if xp is np:
@@ -113,15 +116,18 @@ def _to_fixed(columns, sum_factors, xp=np, out=None):
     else:
         values = xp.stack(columns, axis=1)
         largest = xp.abs(values).max(axis=0).get() if n_rows else np.zeros(n_columns)
-    first_scales = np.array([fixed_point_scale(value * n_rows) for value in largest])
-    if xp is np:
-        fixed_totals = _column_fixed_abs_sums(columns, first_scales)
+    if n_draws is not None:
+        scales = np.array([fixed_point_scale(value * n_draws) for value in largest])
     else:
-        fixed_totals = xp.rint(xp.abs(values) * xp.asarray(first_scales)).astype(np.int64).sum(axis=0).get()
-    scales = np.array([
-        fixed_point_scale(int(total) / first_scale * factor)
-        for total, first_scale, factor in zip(fixed_totals, first_scales, sum_factors)
-    ])
+        first_scales = np.array([fixed_point_scale(value * n_rows) for value in largest])
+        if xp is np:
+            fixed_totals = _column_fixed_abs_sums(columns, first_scales)
+        else:
+            fixed_totals = xp.rint(xp.abs(values) * xp.asarray(first_scales)).astype(np.int64).sum(axis=0).get()
+        scales = np.array([
+            fixed_point_scale(int(total) / first_scale * factor)
+            for total, first_scale, factor in zip(fixed_totals, first_scales, sum_factors)
+        ])
     if xp is np:
         fixed = np.empty((n_rows, n_columns), dtype=np.int64) if out is None else out
         _to_fixed_point(columns, scales, fixed)
@@ -176,7 +182,7 @@ def _to_fixed_point(columns, scales, out):
             out[row, column] = np.int64(np.rint(columns[column][row] * scales[column]))
 
 
-def classification_statistics(criterion, y_encoded, n_classes, sample_weight, max_multiplicity=1):
+def classification_statistics(criterion, y_encoded, n_classes, sample_weight, max_multiplicity=1, n_draws=None):
     """Weighted class counts: row ``i`` adds its weight to slot ``y_encoded[i]``.
 
     Parameters
@@ -188,8 +194,11 @@ def classification_statistics(criterion, y_encoded, n_classes, sample_weight, ma
     sample_weight : ndarray of shape (n_samples,), dtype float64
     max_multiplicity : int
         Largest number of times a row is drawn (bootstrap), to size the scale.
+    n_draws : int or None
+        Bootstrap samples of this many draws: the scale sized for any such sample (``_to_fixed``), instead of
+        by ``max_multiplicity``.
     """
-    row_stats, inv_scales = _to_fixed((sample_weight,), (max_multiplicity,))
+    row_stats, inv_scales = _to_fixed((sample_weight,), (max_multiplicity,), n_draws=n_draws)
     return RowStatistics(
         criterion=CLASSIFICATION_CRITERIA[criterion],
         row_slot=y_encoded.astype(np.int32),
@@ -198,15 +207,17 @@ def classification_statistics(criterion, y_encoded, n_classes, sample_weight, ma
     )
 
 
-def regression_statistics(criterion, y, sample_weight, max_multiplicity=1):
-    """``(w, w y, w y^2)`` for squared error, ``(w, w y, w y log y)`` for Poisson."""
+def regression_statistics(criterion, y, sample_weight, max_multiplicity=1, n_draws=None):
+    """``(w, w y, w y^2)`` for squared error, ``(w, w y, w y log y)`` for Poisson; ``max_multiplicity`` and
+    ``n_draws`` as in ``classification_statistics``."""
     criterion_id = REGRESSION_CRITERIA[criterion]
     if criterion_id == common.POISSON:
         y_log_y = np.where(y > 0, y * np.log(np.where(y > 0, y, 1.0)), 0.0)
         third = sample_weight * y_log_y
     else:
         third = sample_weight * y * y
-    row_stats, inv_scales = _to_fixed((sample_weight, sample_weight * y, third), (max_multiplicity,) * 3)
+    columns = (sample_weight, sample_weight * y, third)
+    row_stats, inv_scales = _to_fixed(columns, (max_multiplicity,) * 3, n_draws=n_draws)
     return RowStatistics(
         criterion=criterion_id,
         row_slot=np.zeros(y.shape[0], dtype=np.int32),

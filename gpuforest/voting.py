@@ -16,6 +16,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
+from .margins import VotingMargins
 from .model_io import ModelFileMixin
 
 VOTING_STRATEGIES = ("soft", "plurality", "majority", "weighted")
@@ -232,7 +233,7 @@ def _soft_voting(estimator):
     return True
 
 
-class VotingClassifier(ModelFileMixin, _SklearnVotingClassifier):
+class VotingClassifier(VotingMargins, ModelFileMixin, _SklearnVotingClassifier):
     """Voting over heterogeneous classifiers, with plurality or strict-majority votes.
 
     scikit-learn's ``VotingClassifier`` (fit, ``transform``, ``set_params``, ``"drop"``,

@@ -83,3 +83,15 @@ def test_plot_benchmark_bars_are_the_fit_times(tmp_path):
     with pytest.raises(ValueError, match="no benchmark comparison"):
         plot_benchmark({"results": {"datasets": []}})
     pyplot.close("all")
+
+
+def test_plot_margins_draws_the_margins_cdf_and_adaboost_bound(ax):
+    X_class, y_class = X[:60], (Y[:60] > 0).astype(int)
+    model = gpuforest.AdaBoostClassifier(n_estimators=5, random_state=0, device="cpu").fit(X_class, y_class)
+    gpuforest.plot_margins(model, X_class, y_class, ax=ax)
+    step, bound = ax.get_lines()
+    np.testing.assert_array_equal(step.get_xdata(), np.sort(model.margins(X_class, y_class)))
+    np.testing.assert_array_equal(step.get_ydata(), np.arange(1, 61) / 60)
+    np.testing.assert_allclose(bound.get_ydata(), np.minimum(model.margin_bound(bound.get_xdata()), 1.0))
+    with pytest.raises(TypeError, match="no margins"):
+        gpuforest.plot_margins(gpuforest.DecisionTreeClassifier().fit(X_class, y_class), X_class, y_class)
