@@ -233,7 +233,9 @@ class _TreeRecorder:
                 )
             )
             result[-1].split_type[at] = np.where(categorical[mine_split], CATEGORICAL, NUMERIC)
-            result[-1].category_bitset[at] = bitset[mine_split]
+            # Only the categorical splits' rows: the other rows' zero pages are then never touched (not resident).
+            mine_categorical = mine_split & categorical
+            result[-1].category_bitset[split_node[mine_categorical]] = bitset[mine_categorical]
         return result
 
 
