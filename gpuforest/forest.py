@@ -105,7 +105,7 @@ class BaseForest(
         self, *, n_estimators, criterion, max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf,
         max_features, max_leaf_nodes, min_impurity_decrease, bootstrap, oob_score, n_jobs, random_state, verbose,
         warm_start, max_samples, ccp_alpha, pruning, validation_fraction, max_bins, device, categorical_features,
-        importance_type,
+        importance_type, monotonic_cst=None,
     ):
         self.n_estimators = n_estimators
         self.criterion = criterion
@@ -130,6 +130,7 @@ class BaseForest(
         self.device = device
         self.categorical_features = categorical_features
         self.importance_type = importance_type
+        self.monotonic_cst = monotonic_cst
 
     # --- fitting ------------------------------------------------------------------------
 
@@ -411,6 +412,7 @@ class BaseForest(
             min_impurity_decrease=self.min_impurity_decrease, random_state=random_state, ccp_alpha=self.ccp_alpha,
             pruning=self.pruning, validation_fraction=self.validation_fraction, max_bins=self.max_bins,
             device=self.device, categorical_features=self.categorical_features, importance_type=self.importance_type,
+            monotonic_cst=self.monotonic_cst,
         )
 
     def _as_estimator(self, index, tree):
@@ -754,6 +756,7 @@ def _classifier_init(default_bootstrap, default_max_features):
         verbose=0, warm_start=False, class_weight=None, ccp_alpha=0.0, max_samples=None, voting="soft",
         reject_label=None, min_split_significance=None, pruning=None, validation_fraction=0.1, confidence_factor=0.25,
         subtree_raising=True, max_bins=256, device="auto", categorical_features=None, importance_type="gain",
+        monotonic_cst=None,
     ):
         BaseForest.__init__(
             self, n_estimators=n_estimators, criterion=criterion, max_depth=max_depth,
@@ -763,7 +766,7 @@ def _classifier_init(default_bootstrap, default_max_features):
             oob_score=oob_score, n_jobs=n_jobs, random_state=random_state, verbose=verbose, warm_start=warm_start,
             max_samples=max_samples, ccp_alpha=ccp_alpha, pruning=pruning, validation_fraction=validation_fraction,
             max_bins=max_bins, device=device, categorical_features=categorical_features,
-            importance_type=importance_type,
+            importance_type=importance_type, monotonic_cst=monotonic_cst,
         )
         self.class_weight = class_weight
         self.min_split_significance = min_split_significance
@@ -781,7 +784,7 @@ def _regressor_init(default_bootstrap, default_max_features):
         min_samples_leaf=1, min_weight_fraction_leaf=0.0, max_features=default_max_features, max_leaf_nodes=None,
         min_impurity_decrease=0.0, bootstrap=default_bootstrap, oob_score=False, n_jobs=None, random_state=None,
         verbose=0, warm_start=False, ccp_alpha=0.0, max_samples=None, pruning=None, validation_fraction=0.1,
-        max_bins=256, device="auto", categorical_features=None, importance_type="gain",
+        max_bins=256, device="auto", categorical_features=None, importance_type="gain", monotonic_cst=None,
     ):
         BaseForest.__init__(
             self, n_estimators=n_estimators, criterion=criterion, max_depth=max_depth,
@@ -791,7 +794,7 @@ def _regressor_init(default_bootstrap, default_max_features):
             oob_score=oob_score, n_jobs=n_jobs, random_state=random_state, verbose=verbose, warm_start=warm_start,
             max_samples=max_samples, ccp_alpha=ccp_alpha, pruning=pruning, validation_fraction=validation_fraction,
             max_bins=max_bins, device=device, categorical_features=categorical_features,
-            importance_type=importance_type,
+            importance_type=importance_type, monotonic_cst=monotonic_cst,
         )
 
     return __init__

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from gpuforest import statistics
+from gpuforest.backend import split_constraints
 from gpuforest.kernels.common import NO_SPLIT
 from gpuforest.kernels.cpu import sampling as cpu_sampling
 from gpuforest.kernels.cpu import splitting as cpu_splitting
@@ -79,7 +80,10 @@ def run_both(
     """
     if categorical_features is None:
         categorical_features = np.empty(0, dtype=np.int32)
-    common_args = (stats.criterion, stats.inv_scales, stats.regularization, min_samples_leaf, min_weight_leaf)
+    common_args = (
+        stats.criterion, stats.inv_scales, stats.regularization, min_samples_leaf, min_weight_leaf,
+        *split_constraints(None, None, masks.shape),
+    )
     n_nodes = totals.shape[0]
     if draws is None:
         draws = np.empty((0, masks.shape[1]))

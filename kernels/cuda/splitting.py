@@ -71,7 +71,8 @@ import math
 from numba import cuda, types
 
 from ..common import (
-    MAX_EXHAUSTIVE_CATEGORIES, NO_SPLIT, accumulate_row, category_bitset, category_order_key, category_position,
+    MAX_EXHAUSTIVE_CATEGORIES, NO_CONSTRAINT, NO_SPLIT, accumulate_row, category_bitset, category_order_key,
+    category_position,
     finish_category_split, finish_split_from_histogram, has_category, parent_cost, pick_best_feature,
     random_threshold_bin, random_threshold_value_bin, record_best_feature, resolve_missing_left, scan_threshold,
     searches_all_subsets,
@@ -233,7 +234,8 @@ def _category_helpers(n_threads, n_slots, n_words, all_subsets):
     @cuda.jit(device=True)
     def category_candidates(
         work, own, occupied, missing, parent, threshold_draws, draw_idx, criterion, inv_scales, regularization,
-        min_samples_leaf, min_weight_leaf, neighbour, left_with_missing, keys, ranks, bits, best_gain, best_order,
+        min_samples_leaf, min_weight_leaf, lower, upper, neighbour, left_with_missing, keys, ranks, bits, best_gain,
+        best_order,
     ):
         """Whether the block's node is this specialisation's (else it returns at once, having written
         nothing); then thread ``tid``'s best candidate into ``best_gain[tid]``, ``best_order[tid]``, and its
@@ -252,7 +254,8 @@ def _category_helpers(n_threads, n_slots, n_words, all_subsets):
         row 1 gets the occupied categories. Loops over the slots run to
         ``parent.shape[0]``, a bound known only at run time, which keeps
         ``own`` and the sums in local memory (66 registers at 11 slots, not 76),
-        and the draw is read where it is used.
+        and the draw is read where it is used. ``lower``, ``upper``: the node's value bounds (a categorical
+        feature has no monotonic constraint).
         """
         tid = cuda.threadIdx.x
         n_stat_slots = parent.shape[0] - 1
@@ -311,6 +314,7 @@ def _category_helpers(n_threads, n_slots, n_words, all_subsets):
                         candidate, parent, parent_cost(criterion, parent, n_stat_slots, inv_scales, regularization),
                         work[tid], missing, left_with_missing, missing[count_slot] > 0, -math.inf, NO_SPLIT, False,
                         criterion, n_stat_slots, inv_scales, regularization, min_samples_leaf, min_weight_leaf,
+                        NO_CONSTRAINT, lower, upper,
                     ),
                 )
         else:
@@ -326,6 +330,7 @@ def _category_helpers(n_threads, n_slots, n_words, all_subsets):
                         tid + 1, parent, parent_cost(criterion, parent, n_stat_slots, inv_scales, regularization),
                         work[tid], missing, left_with_missing, missing[count_slot] > 0, -math.inf, NO_SPLIT, False,
                         criterion, n_stat_slots, inv_scales, regularization, min_samples_leaf, min_weight_leaf,
+                        NO_CONSTRAINT, lower, upper,
                     ),
                 )
         return True
@@ -409,8 +414,8 @@ def _scan_histograms_kernel(n_threads, n_slots, use_shared, category_words=0, al
 
     def scan_histograms_kernel(
         hist, hist_rows, totals, feature_mask, categorical_features, threshold_draws, bin_values, n_bins_non_missing,
-        missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, gains, bins,
-        missing_left, category_bits, scratch, first_task,
+        missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, monotonic_cst,
+        value_bounds, gains, bins, missing_left, category_bits, scratch, first_task,
     ):
         shared_work = cuda.shared.array(work_shape, types.int64)
         random_bounds = cuda.shared.array(2, types.int32)
@@ -453,7 +458,8 @@ def _scan_histograms_kernel(n_threads, n_slots, use_shared, category_words=0, al
             if not category_candidates(
                 work, own, candidate, feature_hist[missing_bin], totals[node], threshold_draws,
                 node * n_features + feature_idx, criterion, inv_scales, regularization, min_samples_leaf,
-                min_weight_leaf[node], neighbour, left_with_missing, keys, ranks, bits, best_gain, best_order,
+                min_weight_leaf[node], value_bounds[node, 0], value_bounds[node, 1], neighbour, left_with_missing,
+                keys, ranks, bits, best_gain, best_order,
             ):
                 return  # the other specialisation's node
         else:
@@ -480,7 +486,8 @@ def _scan_histograms_kernel(n_threads, n_slots, use_shared, category_words=0, al
                 gain, best_bin, best_missing_left = scan_threshold(
                     tid, parent, cost, work[tid], missing, left_with_missing, missing[count_slot] > 0,
                     -math.inf, NO_SPLIT, False, criterion, n_stat_slots, inv_scales, regularization,
-                    min_samples_leaf, min_weight_leaf[node],
+                    min_samples_leaf, min_weight_leaf[node], monotonic_cst[feature_idx],
+                    value_bounds[node, 0], value_bounds[node, 1],
                 )
                 if best_bin != NO_SPLIT:
                     order = 2 * best_bin + (1 if best_missing_left else 0)
@@ -556,8 +563,9 @@ def _launch_phase1_kernels(
 
 def find_best_splits_from_histograms(
     hist, hist_rows, totals, feature_mask, categorical_features, threshold_draws, bin_values, n_bins_non_missing,
-    missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, out_gain, out_feature,
-    out_bin, out_missing_left, out_left_totals, out_next_bin, out_categorical, out_category_bitset,
+    missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, monotonic_cst, value_bounds,
+    out_gain, out_feature, out_bin, out_missing_left, out_left_totals, out_next_bin, out_categorical,
+    out_category_bitset,
 ):
     """Best split of every node from its histogram ``hist[hist_rows[node]]`` (see ``kernels.cpu``).
 
@@ -585,7 +593,7 @@ def find_best_splits_from_histograms(
         lambda mask: (
             hist, hist_rows, totals, mask, categorical_features, threshold_draws.reshape(-1), bin_values.reshape(-1),
             n_bins_non_missing, missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf,
-            gains, bins, missing_left, category_bits,
+            monotonic_cst, value_bounds, gains, bins, missing_left, category_bits,
         ),
         feature_mask, categorical_features, n_words, _subsets_possible(criterion, n_slots, threshold_draws),
         scan_threads(n_bins), n_slots, xp,
@@ -615,8 +623,8 @@ def _scan_rows_kernel(n_threads, n_slots, use_shared, category_words=0, all_subs
     def scan_rows_kernel(
         X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride,
         totals, feature_mask, categorical_features, threshold_draws, bin_values, missing_bin, criterion, inv_scales,
-        regularization, min_samples_leaf, min_weight_leaf, gains, bins, missing_left, category_bits, scratch,
-        first_task,
+        regularization, min_samples_leaf, min_weight_leaf, monotonic_cst, value_bounds, gains, bins, missing_left,
+        category_bits, scratch, first_task,
     ):
         shared_work = cuda.shared.array(work_shape, types.int64)
         random_bounds = cuda.shared.array(2, types.int32)
@@ -678,8 +686,8 @@ def _scan_rows_kernel(n_threads, n_slots, use_shared, category_words=0, all_subs
                 own[slot] = work[tid, slot]
             if not category_candidates(
                 work, own, candidate, missing, totals[node], threshold_draws, node * n_features + feature_idx,
-                criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf[node], neighbour,
-                left_with_missing, keys, ranks, bits, best_gain, best_order,
+                criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf[node], value_bounds[node, 0],
+                value_bounds[node, 1], neighbour, left_with_missing, keys, ranks, bits, best_gain, best_order,
             ):
                 return  # the other specialisation's node
         else:
@@ -702,7 +710,8 @@ def _scan_rows_kernel(n_threads, n_slots, use_shared, category_words=0, all_subs
                 gain, best_bin, best_missing_left = scan_threshold(
                     tid, parent, cost, work[tid], missing, left_with_missing, missing[count_slot] > 0,
                     -math.inf, NO_SPLIT, False, criterion, n_stat_slots, inv_scales, regularization,
-                    min_samples_leaf, min_weight_leaf[node],
+                    min_samples_leaf, min_weight_leaf[node], monotonic_cst[feature_idx],
+                    value_bounds[node, 0], value_bounds[node, 1],
                 )
                 if best_bin != NO_SPLIT:
                     order = 2 * best_bin + (1 if best_missing_left else 0)
@@ -811,8 +820,8 @@ def _finish_rows_kernel(n_slots, threads, has_categorical):
 def find_best_splits_from_rows(
     X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride,
     totals, feature_mask, categorical_features, threshold_draws, bin_values, missing_bin, criterion, inv_scales,
-    regularization, min_samples_leaf, min_weight_leaf, out_gain, out_feature, out_bin, out_missing_left,
-    out_left_totals, out_next_bin, out_categorical, out_category_bitset,
+    regularization, min_samples_leaf, min_weight_leaf, monotonic_cst, value_bounds, out_gain, out_feature, out_bin,
+    out_missing_left, out_left_totals, out_next_bin, out_categorical, out_category_bitset,
 ):
     """Best split of every node from its rows (see ``kernels.cpu``).
 
@@ -836,8 +845,8 @@ def find_best_splits_from_rows(
         lambda mask: (
             X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats,
             stats_stride, totals, mask, categorical_features, threshold_draws.reshape(-1), bin_values.reshape(-1),
-            missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, gains, bins,
-            missing_left, category_bits,
+            missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, monotonic_cst,
+            value_bounds, gains, bins, missing_left, category_bits,
         ),
         feature_mask, categorical_features, n_words, _subsets_possible(criterion, n_slots, threshold_draws),
         scan_threads(int(missing_bin) + 1), n_slots, xp,
@@ -872,12 +881,12 @@ def _argument_types():
     rows = (x_binned, int32_1d, int64_1d, int64_1d, int64_1d, int32_2d, int32_1d, int64_2d, types.int64)
     scan_hist = (
         hist, int64_1d, int64_2d, bool_2d, int32_1d, float64_1d, float64_1d, int32_1d, types.int64, types.int64,
-        float64_1d, regularization, types.int64, float64_1d,
+        float64_1d, regularization, types.int64, float64_1d, int64_1d, float64_2d,
     ) + scratch + work
     pick_hist = (hist, int64_1d, int64_2d, int32_1d, int32_1d, types.int64) + scratch + outputs
     scan_rows = rows + (
         int64_2d, bool_2d, int32_1d, float64_1d, float64_1d, types.int64, types.int64, float64_1d, regularization,
-        types.int64, float64_1d,
+        types.int64, float64_1d, int64_1d, float64_2d,
     ) + scratch + work
     finish_rows = rows + (int64_2d, int32_1d, types.int64) + scratch + outputs
     return scan_hist, pick_hist, scan_rows, finish_rows
