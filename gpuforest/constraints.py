@@ -29,16 +29,19 @@ from sklearn.utils.validation import _check_monotonic_cst
 from .kernels.common import MISCLASSIFICATION
 
 
-def check_monotonic_cst(estimator, monotonic_cst, n_classes=None, is_categorical=None):
+def check_monotonic_cst(estimator, monotonic_cst, n_classes=None, is_categorical=None, tree_messages=False):
     """Validated ``monotonic_cst`` as the kernels read it: (n_features,) int64 of -1, 0, 1, or None.
 
     scikit-learn's checks and messages (``sklearn.utils.validation._check_monotonic_cst``: an array-like of
-    ``n_features_in_`` values, or a dict by feature name); None where every constraint is 0, so that an
+    ``n_features_in_`` values, or a dict by feature name; ``tree_messages``: an array-like's errors in the words
+    of scikit-learn's trees, ``BaseDecisionTree._fit``); None where every constraint is 0, so that an
     unconstrained fit runs the unconstrained code. ``n_classes``: a classifier's class count (more than two
     are refused); ``is_categorical``: (n_features,) bool, those features may not be constrained.
     """
     if monotonic_cst is None:
         return None
+    if tree_messages and not isinstance(monotonic_cst, dict):
+        _check_tree_monotonic_cst(np.asarray(monotonic_cst), estimator.n_features_in_)
     constraints = _check_monotonic_cst(estimator, monotonic_cst).astype(np.int64)
     if not constraints.any():
         return None
@@ -47,6 +50,18 @@ def check_monotonic_cst(estimator, monotonic_cst, n_classes=None, is_categorical
     if is_categorical is not None and np.any(constraints[np.asarray(is_categorical, dtype=bool)] != 0):
         raise ValueError("Categorical features cannot have monotonic constraints.")
     return constraints
+
+
+def _check_tree_monotonic_cst(monotonic_cst, n_features):
+    """scikit-learn's trees' checks of an array-like ``monotonic_cst``, with their messages."""
+    if monotonic_cst.shape[0] != n_features:
+        raise ValueError(
+            f"monotonic_cst has shape {monotonic_cst.shape[0]} but the input data X has {n_features} features."
+        )
+    if not np.all(np.isin(monotonic_cst, (-1, 0, 1))):
+        raise ValueError(
+            f"monotonic_cst must be None or an array-like of -1, 0 or 1, but got {np.unique(monotonic_cst)}"
+        )
 
 
 def check_interaction_cst(interaction_cst, n_features):

@@ -170,7 +170,7 @@ def tree_monotonic_cst(estimator):
     n_classes = getattr(estimator, "n_classes_", None)
     return check_monotonic_cst(
         estimator, monotonic_cst, n_classes=None if n_classes is None else int(np.max(n_classes)),
-        is_categorical=getattr(estimator, "is_categorical_", None),
+        is_categorical=getattr(estimator, "is_categorical_", None), tree_messages=True,
     )
 
 
