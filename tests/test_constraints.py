@@ -12,7 +12,7 @@ from sklearn.tree import DecisionTreeClassifier as SklearnTreeClassifier
 from sklearn.tree import DecisionTreeRegressor as SklearnTreeRegressor
 
 from gpuforest import (
-    DecisionTreeClassifier, DecisionTreeRegressor, ExtraTreesClassifier, GradientBoostingClassifier,
+    BaggingRegressor, DecisionTreeClassifier, DecisionTreeRegressor, ExtraTreesClassifier, GradientBoostingClassifier,
     GradientBoostingRegressor, RandomForestRegressor, load_model,
 )
 from gpuforest.tree import TREE_LEAF
@@ -167,6 +167,17 @@ def test_every_path_uses_one_group(interaction_cst, groups):
 TREE_ARRAYS = ("children_left", "children_right", "feature", "threshold", "value", "missing_go_to_left")
 
 
+def test_bagging_keeps_its_trees_constraints():
+    rng = np.random.default_rng(4)
+    X = rng.uniform(0, 10, size=(200, 3))
+    y = np.sin(X[:, 0]) + 0.3 * X[:, 0] - 0.2 * X[:, 1] + rng.normal(0, 0.5, 200)
+    model = BaggingRegressor(
+        DecisionTreeRegressor(max_depth=4, monotonic_cst=MONOTONIC, device="cpu"), n_estimators=4, random_state=0
+    ).fit(X, y)
+    assert model.forest_ is not None
+    assert worst_violation(model.predict, X, MONOTONIC) == 0.0
+
+
 @pytest.mark.parametrize("Estimator, params, binary", [
     (GradientBoostingRegressor, dict(
         n_estimators=1, max_leaf_nodes=4, min_samples_leaf=2, max_bins=4, early_stopping=False,
@@ -191,11 +202,14 @@ def test_cpu_and_simulated_cuda_grow_the_same_trees(Estimator, params, binary):
             np.testing.assert_array_equal(getattr(cpu_tree, name), getattr(cuda_tree, name), err_msg=name)
 
 
-def error_message(fit, estimator):
-    """The message of the ValueError of ``fit``, with the estimator's class name as ``Estimator``."""
-    with pytest.raises(ValueError) as raised:
-        fit(estimator)
-    return str(raised.value).replace(type(estimator).__name__, "Estimator")
+def assert_same_error(ours, theirs, X, y):
+    """Fitting ``ours`` raises the ValueError that fitting scikit-learn's ``theirs`` raises (class names aside)."""
+    messages = []
+    for estimator in (ours, theirs):
+        with pytest.raises(ValueError) as raised:
+            estimator.fit(X, y)
+        messages.append(str(raised.value).replace(type(estimator).__name__, "Estimator"))
+    assert messages[0] == messages[1]
 
 
 @pytest.mark.parametrize("monotonic_cst", [[1, 0], [1, 2, 0], {"x9": 1}, {0: 1}])
@@ -212,10 +226,9 @@ def test_bad_monotonic_cst_gives_scikit_learns_error(monotonic_cst, Estimator, R
         # scikit-learn's trees take no dict: the reference is HistGradientBoosting's check.
         Reference = HistGradientBoostingRegressor
     data = frame if isinstance(monotonic_cst, dict) and "x9" in monotonic_cst else X
-    fit = lambda estimator: estimator.fit(data, y)  # noqa: E731
-    ours = error_message(fit, Estimator(monotonic_cst=monotonic_cst, device="cpu"))
-    theirs = error_message(fit, Reference(monotonic_cst=monotonic_cst))
-    assert ours == theirs
+    assert_same_error(
+        Estimator(monotonic_cst=monotonic_cst, device="cpu"), Reference(monotonic_cst=monotonic_cst), data, y
+    )
 
 
 def test_multiclass_refuses_monotonic_cst():
@@ -224,18 +237,16 @@ def test_multiclass_refuses_monotonic_cst():
     for Estimator, Reference in (
         (DecisionTreeClassifier, SklearnTreeClassifier), (GradientBoostingClassifier, HistGradientBoostingClassifier),
     ):
-        ours = error_message(lambda estimator: estimator.fit(X, y), Estimator(monotonic_cst=MONOTONIC, device="cpu"))
-        theirs = error_message(lambda estimator: estimator.fit(X, y), Reference(monotonic_cst=MONOTONIC))
-        assert ours == theirs
+        assert_same_error(Estimator(monotonic_cst=MONOTONIC, device="cpu"), Reference(monotonic_cst=MONOTONIC), X, y)
 
 
 @pytest.mark.parametrize("interaction_cst", [[[0, 5]], [[0, 1.5]], [1, 2], "triples"])
 def test_bad_interaction_cst_gives_scikit_learns_error(interaction_cst):
     X, y = integer_data(n_samples=40)
-    fit = lambda estimator: estimator.fit(X, y)  # noqa: E731
-    ours = error_message(fit, GradientBoostingRegressor(interaction_cst=interaction_cst, device="cpu"))
-    theirs = error_message(fit, HistGradientBoostingRegressor(interaction_cst=interaction_cst))
-    assert ours == theirs
+    assert_same_error(
+        GradientBoostingRegressor(interaction_cst=interaction_cst, device="cpu"),
+        HistGradientBoostingRegressor(interaction_cst=interaction_cst), X, y,
+    )
 
 
 def test_categorical_features_refuse_monotonic_cst():
