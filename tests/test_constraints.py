@@ -180,7 +180,7 @@ def test_bagging_keeps_its_trees_constraints():
 
 @pytest.mark.parametrize("Estimator, params, binary", [
     (GradientBoostingRegressor, dict(
-        n_estimators=1, max_leaf_nodes=4, min_samples_leaf=2, max_bins=4, early_stopping=False,
+        n_estimators=1, grow_policy="depthwise", max_depth=2, min_samples_leaf=2, max_bins=4, early_stopping=False,
         monotonic_cst=[1, -1, 0], interaction_cst=[[0, 1], [1, 2]],
     ), False),
     (DecisionTreeClassifier, dict(max_depth=2, max_bins=4, monotonic_cst=[-1, 0, 1]), True),
