@@ -43,6 +43,10 @@ PACKAGE = "gpuforest.kernels.cuda"
 # One module per data-flow stage, the names of kernels/cpu (docs/ARCHITECTURE.md).
 EXPECTED_MODULES = KERNEL_STAGES
 NO_SPILL_MODULES = ("histogram", "splitting", "partitioning", "multiway")
+# Kernels of those modules whose names end so may spill: the split scans compiled for monotonic constraints
+# (kernels/cuda/splitting.py, CONSTRAINED_MAX_REGISTERS), capped at half occupancy's registers; the
+# unconstrained scans, the ones every other fit runs, spill nothing.
+SPILL_ALLOWED_SUFFIXES = ("_constrained",)
 MIN_OCCUPANCY = 0.5
 ARCHS = ((8, 0), (9, 0))
 DEFAULT_BLOCK_SIZE = 256
@@ -430,7 +434,8 @@ def measure(modules, ptxas, ptx_dir, archs=ARCHS, log=print):
 
 def _failures(row):
     failures = []
-    if row["module"] in NO_SPILL_MODULES and (row["spill_stores"] > 0 or row["spill_loads"] > 0):
+    no_spills = row["module"] in NO_SPILL_MODULES and not row["kernel"].endswith(SPILL_ALLOWED_SUFFIXES)
+    if no_spills and (row["spill_stores"] > 0 or row["spill_loads"] > 0):
         failures.append(f"spills ({row['spill_stores']} bytes stored, {row['spill_loads']} bytes loaded)")
     if row["occupancy"] < MIN_OCCUPANCY:
         failures.append(f"occupancy {row['occupancy']:.3f} < {MIN_OCCUPANCY} (limited by {row['limiter']})")
@@ -468,7 +473,8 @@ def markdown(report):
         f"{report['gpu']['shared_memory_per_sm'] // 1024} KB shared memory per SM), for both archs. "
         "Bytes for spills (stores/loads), stack frame and static shared memory (smem).",
         "",
-        f"Rules: no spills in {', '.join(report['rules']['no_spill_modules'])}; occupancy >= "
+        f"Rules: no spills in {', '.join(report['rules']['no_spill_modules'])} (but the kernels named "
+        f"*{', *'.join(report['rules']['spill_allowed_suffixes'])}); occupancy >= "
         f"{report['rules']['min_occupancy']} everywhere. Result: **{'pass' if report['passed'] else 'FAIL'}**.",
         "",
         "| " + " | ".join(_COLUMNS) + " |",
@@ -523,7 +529,10 @@ def main(argv=None):
         "numba_cuda": numba_cuda_version,
         "archs": [f"sm_{a}{b}" for a, b in ARCHS],
         "gpu": H100,
-        "rules": {"no_spill_modules": list(NO_SPILL_MODULES), "min_occupancy": MIN_OCCUPANCY},
+        "rules": {
+            "no_spill_modules": list(NO_SPILL_MODULES), "spill_allowed_suffixes": list(SPILL_ALLOWED_SUFFIXES),
+            "min_occupancy": MIN_OCCUPANCY,
+        },
         "modules": {name: [spec["name"] for spec in specs] for name, specs in modules.items()},
         "missing_modules": missing,
         "kernels": rows,

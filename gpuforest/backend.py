@@ -351,15 +351,16 @@ class Backend:
 
     def find_best_splits_from_histograms(
         self, hist, hist_rows, totals, feature_mask, is_categorical, bin_mapper, stats, min_samples_leaf,
-        min_weight_leaf, threshold_draws=None,
+        min_weight_leaf, threshold_draws=None, monotonic_cst=None, value_bounds=None,
     ):
         """Best split per node; ``is_categorical`` (n_features,) bool marks the categorical features;
-        ``threshold_draws`` (n_nodes, n_features) draws random thresholds."""
+        ``threshold_draws`` (n_nodes, n_features) draws random thresholds; ``monotonic_cst`` (n_features,)
+        and ``value_bounds`` (n_nodes, 2) constrain the splits (``split_constraints``)."""
         draws = self._threshold_draws_or_best(threshold_draws, feature_mask.shape[1])
         (hist_rows, totals, feature_mask, categorical_features, n_bins_non_missing, inv_scales,
-         min_weight_leaf) = self.to_device_many(
+         min_weight_leaf, monotonic_cst, value_bounds) = self.to_device_many(
             hist_rows, totals, feature_mask, _categorical_features(is_categorical), bin_mapper.n_bins_non_missing_,
-            stats.inv_scales, min_weight_leaf,
+            stats.inv_scales, min_weight_leaf, *split_constraints(monotonic_cst, value_bounds, feature_mask.shape),
         )
         return self._split_result(
             hist_rows.shape[0],
@@ -367,21 +368,22 @@ class Backend:
             lambda outputs: self.kernels.splitting.find_best_splits_from_histograms(
                 hist, hist_rows, totals, feature_mask, categorical_features, draws, self._bin_values(bin_mapper, draws),
                 n_bins_non_missing, bin_mapper.missing_bin, stats.criterion, inv_scales, stats.regularization,
-                min_samples_leaf, min_weight_leaf, *outputs,
+                min_samples_leaf, min_weight_leaf, monotonic_cst, value_bounds, *outputs,
             ),
         )
 
     def find_best_splits_from_rows(
         self, rows, node_start, node_stop, node_tree, totals, feature_mask, is_categorical, bin_mapper, stats,
-        min_samples_leaf, min_weight_leaf, threshold_draws=None,
+        min_samples_leaf, min_weight_leaf, threshold_draws=None, monotonic_cst=None, value_bounds=None,
     ):
         """Best split per node from its rows (read in the histogram layout, ``rows.histogram_bins``);
-        ``is_categorical`` and ``threshold_draws`` as in ``find_best_splits_from_histograms``."""
+        ``is_categorical``, ``threshold_draws``, ``monotonic_cst`` and ``value_bounds`` as in
+        ``find_best_splits_from_histograms``."""
         draws = self._threshold_draws_or_best(threshold_draws, feature_mask.shape[1])
         (node_start, node_stop, node_tree, totals, feature_mask, categorical_features, inv_scales,
-         min_weight_leaf) = self.to_device_many(
+         min_weight_leaf, monotonic_cst, value_bounds) = self.to_device_many(
             node_start, node_stop, node_tree, totals, feature_mask, _categorical_features(is_categorical),
-            stats.inv_scales, min_weight_leaf,
+            stats.inv_scales, min_weight_leaf, *split_constraints(monotonic_cst, value_bounds, feature_mask.shape),
         )
         return self._split_result(
             node_start.shape[0],
@@ -390,7 +392,7 @@ class Backend:
                 rows.histogram_bins, rows.sample_indices, node_start, node_stop, node_tree, rows.sample_counts,
                 rows.row_slot, rows.row_stats, rows.stats_stride, totals, feature_mask, categorical_features, draws,
                 self._bin_values(bin_mapper, draws), bin_mapper.missing_bin, stats.criterion, inv_scales,
-                stats.regularization, min_samples_leaf, min_weight_leaf, *outputs,
+                stats.regularization, min_samples_leaf, min_weight_leaf, monotonic_cst, value_bounds, *outputs,
             ),
         )
 
@@ -554,6 +556,17 @@ def _categorical_features(is_categorical):
     """The kernels' ``categorical_features``: the increasing indices (int32) of the categorical features of
     ``is_categorical`` (n_features,) bool; the CUDA launchers size the categorical scans by their count."""
     return np.flatnonzero(is_categorical).astype(np.int32)
+
+
+def split_constraints(monotonic_cst, value_bounds, mask_shape):
+    """The split kernels' ``monotonic_cst`` (n_features,) int64 and ``value_bounds`` (n_nodes, 2) float64
+    from the given ones; ``None``: no constraint, arrays of no rows (``common.split_constraint``), with which
+    the CUDA kernels compile without the constraint's test."""
+    if value_bounds is None:
+        return np.empty(0, dtype=np.int64), np.empty((0, 2))
+    if monotonic_cst is None:
+        monotonic_cst = np.zeros(mask_shape[1], dtype=np.int64)
+    return np.asarray(monotonic_cst, dtype=np.int64), np.ascontiguousarray(value_bounds, dtype=np.float64)
 
 
 KERNEL_STAGES = (

@@ -32,7 +32,7 @@ from .voting import VOTING_STRATEGIES, combine_votes, predict_from_votes, resolv
 _TREE_PARAMETERS = (
     "criterion", "max_depth", "min_samples_split", "min_samples_leaf", "min_weight_fraction_leaf", "max_features",
     "max_leaf_nodes", "min_impurity_decrease", "ccp_alpha", "pruning", "validation_fraction", "max_bins", "device",
-    "categorical_features",
+    "categorical_features", "monotonic_cst",
 )
 
 

@@ -30,6 +30,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .backend import DEVICES, get_backend
 from .categorical import CATEGORICAL_FEATURES_CONSTRAINT
+from .constraints import check_interaction_cst, check_monotonic_cst
 from .contributions import ContributionsMixin
 from .decision_tree import MAX_DEPTH_UNLIMITED, AllowNaNMixin, encode_classes, validate_fit_data, validate_predict_data
 from .fitting import BinnedTraining, fit_bin_mapper, refit_bin_mapper
@@ -55,7 +56,7 @@ _SHARED_PARAMETERS = dict(
     subsample=1.0, colsample_bytree=1.0, colsample_bynode=1.0, max_bins=256, init=None, warm_start=False,
     early_stopping="auto", scoring="loss", validation_fraction=0.1,
     n_iter_no_change=10, tol=1e-7, random_state=None, device="auto", categorical_features=None, verbose=0,
-    callbacks=None, importance_type="gain",
+    callbacks=None, importance_type="gain", monotonic_cst=None, interaction_cst=None,
 )
 
 
@@ -136,6 +137,8 @@ class BaseGradientBoosting(
         "verbose": ["verbose"],
         "callbacks": [list, None],
         "importance_type": IMPORTANCE_TYPE_CONSTRAINT,
+        "monotonic_cst": ["array-like", dict, None],
+        "interaction_cst": [list, tuple, StrOptions({"pairwise", "no_interactions"}), None],
     }
 
     def _fit(self, X, y, sample_weight, eval_set):
@@ -292,11 +295,25 @@ class BaseGradientBoosting(
             seed=self._seed,
             min_weight_leaf=self.min_child_weight,
             min_split_gain=self.min_split_gain,
+            monotonic_cst=self._checked_monotonic_cst(),
+            interaction_groups=check_interaction_cst(self.interaction_cst, self.n_features_in_),
         )
         self.trees_ = []
         self.train_score_, self.validation_score_ = [], []
         self._fitted_with_sample_weight = bool(np.ptp(sample_weight) > 0)
         self.evals_result_ = {}
+
+    def _checked_monotonic_cst(self):
+        """``constraints.check_monotonic_cst`` of ``monotonic_cst``: one tree per round (HistGradientBoosting's
+        rule), and leaves not re-fitted after growth (absolute_error, quantile), which could undo the order."""
+        if self.monotonic_cst is not None and self._loss.n_trees_per_iteration != 1:
+            raise ValueError("monotonic constraints are not supported for multiclass classification.")
+        if self.monotonic_cst is not None and self._loss.refit_quantile is not None:
+            raise ValueError(
+                f"monotonic constraints are not supported with loss={self.loss!r}, whose leaf values are re-fitted "
+                "to quantiles after growth."
+            )
+        return check_monotonic_cst(self, self.monotonic_cst, is_categorical=self.is_categorical_)
 
     def _tree_growth(self, backend, first_tree, n_trees):
         """Growth rules of trees ``first_tree`` to ``first_tree + n_trees - 1``: their column subsets

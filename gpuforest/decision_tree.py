@@ -30,6 +30,7 @@ from .categorical import (
     record_categories,
 )
 from .c45 import C45TreeGrower
+from .constraints import check_monotonic_cst
 from .fitting import BinnedTraining, fit_bin_mapper
 from .grower import GrowthParams, TreeGrower
 from .model_io import ModelFileMixin
@@ -99,6 +100,7 @@ TREE_PARAMETER_CONSTRAINTS = {
     "max_bins": [Interval(Integral, 2, 256, closed="both")],
     "device": [StrOptions(set(DEVICES))],
     "categorical_features": CATEGORICAL_FEATURES_CONSTRAINT,
+    "monotonic_cst": ["array-like", dict, None],
 }
 
 
@@ -164,6 +166,20 @@ def growth_params(estimator, n_samples, n_features, seed, random_thresholds):
         max_features=resolve_max_features(estimator.max_features, n_features),
         seed=seed,
         random_thresholds=random_thresholds,
+        monotonic_cst=tree_monotonic_cst(estimator),
+    )
+
+
+def tree_monotonic_cst(estimator):
+    """The checked ``monotonic_cst`` of a tree or forest (``constraints.check_monotonic_cst``): binary
+    classification and regression, CART only."""
+    monotonic_cst = getattr(estimator, "monotonic_cst", None)
+    if monotonic_cst is not None and getattr(estimator, "algorithm", "cart") != "cart":
+        raise ValueError(f"monotonic_cst needs algorithm='cart', got algorithm={estimator.algorithm!r}.")
+    n_classes = getattr(estimator, "n_classes_", None)
+    return check_monotonic_cst(
+        estimator, monotonic_cst, n_classes=None if n_classes is None else int(np.max(n_classes)),
+        is_categorical=getattr(estimator, "is_categorical_", None), tree_messages=True,
     )
 
 
@@ -211,7 +227,7 @@ class BaseDecisionTree(
     def __init__(
         self, *, criterion, splitter, max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf,
         max_features, random_state, max_leaf_nodes, min_impurity_decrease, ccp_alpha, pruning, validation_fraction,
-        max_bins, device, categorical_features, use_surrogates, max_surrogates, verbose,
+        max_bins, device, categorical_features, use_surrogates, max_surrogates, verbose, monotonic_cst=None,
     ):
         self.criterion = criterion
         self.splitter = splitter
@@ -232,6 +248,7 @@ class BaseDecisionTree(
         self.use_surrogates = use_surrogates
         self.max_surrogates = max_surrogates
         self.verbose = verbose
+        self.monotonic_cst = monotonic_cst
 
     def _grow(self, X, y, sample_weight, stats, n_values, validation):
         """Bin ``X``, grow the tree on the rows with positive weight and prune it (``pruning.prune_grown_tree``)."""
@@ -451,7 +468,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         min_impurity_decrease=0.0, class_weight=None, ccp_alpha=0.0, min_split_significance=None, pruning=None,
         validation_fraction=0.1, confidence_factor=0.25, subtree_raising=True, max_bins=256, device="auto",
         categorical_features=None, use_surrogates=False, max_surrogates=5, algorithm="cart", importance_type="gain",
-        verbose=0,
+        verbose=0, monotonic_cst=None,
     ):
         super().__init__(
             criterion=criterion, splitter=splitter, max_depth=max_depth, min_samples_split=min_samples_split,
@@ -460,7 +477,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
             min_impurity_decrease=min_impurity_decrease, ccp_alpha=ccp_alpha, pruning=pruning,
             validation_fraction=validation_fraction, max_bins=max_bins, device=device,
             categorical_features=categorical_features, use_surrogates=use_surrogates, max_surrogates=max_surrogates,
-            verbose=verbose,
+            verbose=verbose, monotonic_cst=monotonic_cst,
         )
         self.class_weight = class_weight
         self.min_split_significance = min_split_significance
@@ -553,7 +570,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         min_samples_leaf=1, min_weight_fraction_leaf=0.0, max_features=None, random_state=None, max_leaf_nodes=None,
         min_impurity_decrease=0.0, ccp_alpha=0.0, pruning=None, validation_fraction=0.1, max_bins=256,
         device="auto", categorical_features=None, use_surrogates=False, max_surrogates=5, importance_type="gain",
-        verbose=0,
+        verbose=0, monotonic_cst=None,
     ):
         super().__init__(
             criterion=criterion, splitter=splitter, max_depth=max_depth, min_samples_split=min_samples_split,
@@ -562,7 +579,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
             min_impurity_decrease=min_impurity_decrease, ccp_alpha=ccp_alpha, pruning=pruning,
             validation_fraction=validation_fraction, max_bins=max_bins, device=device,
             categorical_features=categorical_features, use_surrogates=use_surrogates, max_surrogates=max_surrogates,
-            verbose=verbose,
+            verbose=verbose, monotonic_cst=monotonic_cst,
         )
         self.importance_type = importance_type
 

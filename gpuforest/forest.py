@@ -110,7 +110,7 @@ class BaseForest(
         self, *, n_estimators, criterion, max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf,
         max_features, max_leaf_nodes, min_impurity_decrease, bootstrap, oob_score, n_jobs, random_state, verbose,
         warm_start, max_samples, ccp_alpha, pruning, validation_fraction, max_bins, device, categorical_features,
-        importance_type, n_iter_no_change, tol,
+        importance_type, n_iter_no_change, tol, monotonic_cst=None,
     ):
         self.n_estimators = n_estimators
         self.criterion = criterion
@@ -137,6 +137,7 @@ class BaseForest(
         self.importance_type = importance_type
         self.n_iter_no_change = n_iter_no_change
         self.tol = tol
+        self.monotonic_cst = monotonic_cst
 
     # --- fitting ------------------------------------------------------------------------
 
@@ -432,6 +433,7 @@ class BaseForest(
             min_impurity_decrease=self.min_impurity_decrease, random_state=random_state, ccp_alpha=self.ccp_alpha,
             pruning=self.pruning, validation_fraction=self.validation_fraction, max_bins=self.max_bins,
             device=self.device, categorical_features=self.categorical_features, importance_type=self.importance_type,
+            monotonic_cst=self.monotonic_cst,
         )
 
     def _as_estimator(self, index, tree):
@@ -804,7 +806,7 @@ def _classifier_init(default_bootstrap, default_max_features):
         verbose=0, warm_start=False, class_weight=None, ccp_alpha=0.0, max_samples=None, voting="soft",
         reject_label=None, min_split_significance=None, pruning=None, validation_fraction=0.1, confidence_factor=0.25,
         subtree_raising=True, max_bins=256, device="auto", categorical_features=None, importance_type="gain",
-        n_iter_no_change=3, tol=1e-4,
+        n_iter_no_change=3, tol=1e-4, monotonic_cst=None,
     ):
         BaseForest.__init__(
             self, n_estimators=n_estimators, criterion=criterion, max_depth=max_depth,
@@ -815,6 +817,7 @@ def _classifier_init(default_bootstrap, default_max_features):
             max_samples=max_samples, ccp_alpha=ccp_alpha, pruning=pruning, validation_fraction=validation_fraction,
             max_bins=max_bins, device=device, categorical_features=categorical_features,
             importance_type=importance_type, n_iter_no_change=n_iter_no_change, tol=tol,
+            monotonic_cst=monotonic_cst,
         )
         self.class_weight = class_weight
         self.min_split_significance = min_split_significance
@@ -833,6 +836,7 @@ def _regressor_init(default_bootstrap, default_max_features):
         min_impurity_decrease=0.0, bootstrap=default_bootstrap, oob_score=False, n_jobs=None, random_state=None,
         verbose=0, warm_start=False, ccp_alpha=0.0, max_samples=None, pruning=None, validation_fraction=0.1,
         max_bins=256, device="auto", categorical_features=None, importance_type="gain", n_iter_no_change=3, tol=1e-4,
+        monotonic_cst=None,
     ):
         BaseForest.__init__(
             self, n_estimators=n_estimators, criterion=criterion, max_depth=max_depth,
@@ -843,6 +847,7 @@ def _regressor_init(default_bootstrap, default_max_features):
             max_samples=max_samples, ccp_alpha=ccp_alpha, pruning=pruning, validation_fraction=validation_fraction,
             max_bins=max_bins, device=device, categorical_features=categorical_features,
             importance_type=importance_type, n_iter_no_change=n_iter_no_change, tol=tol,
+            monotonic_cst=monotonic_cst,
         )
 
     return __init__

@@ -26,6 +26,9 @@ import numpy as np
 
 from .backend import SplitResult
 from .best_first import HistogramPool, NodeTable, commit_splits, leaves_to_expand, push_leaves
+from .constraints import (
+    children_bounds, children_groups, clip_values, constrained_values, group_features, root_bounds,
+)
 from .kernels.common import NO_SPLIT, PURPOSE_COLUMNS
 from .level import allowed_splits, histogram_plan, number_children, split_children, stopping_rules
 from .tree import CATEGORICAL, CATEGORY_WORDS, NUMERIC, TREE_LEAF, TREE_UNDEFINED, Tree
@@ -60,6 +63,10 @@ class GrowthParams:
     # batch may split on (``tree_feature_subsets``), as many for every tree; None: all. Each
     # node then evaluates min(max_features, that many) of its tree's features.
     tree_features: np.ndarray | None = None
+    # Constraints (gpuforest.constraints): (n_features,) int64 monotonic constraints, and (n_groups, n_features)
+    # bool interaction groups; None: none.
+    monotonic_cst: np.ndarray | None = None
+    interaction_groups: np.ndarray | None = None
 
 
 def feature_count(fraction, n_features):
@@ -107,7 +114,9 @@ class NodeBatch:
     ``totals`` (n_nodes, n_slots) are its fixed-point sums. Candidates also
     carry their best ``split`` and, in depth-wise growth, the histogram that
     their children's histograms are derived from (``hist[hist_row]``,
-    ``hist_row == -1`` for none).
+    ``hist_row == -1`` for none). Under constraints (``gpuforest.constraints``)
+    ``bounds`` (n_nodes, 2) are their value bounds and ``groups``
+    (n_nodes, n_groups) bool their allowed interaction groups; else None.
     """
 
     tree: np.ndarray
@@ -119,6 +128,8 @@ class NodeBatch:
     split: SplitResult | None = None
     hist: np.ndarray | None = None
     hist_row: np.ndarray | None = None
+    bounds: np.ndarray | None = None
+    groups: np.ndarray | None = None
 
     @property
     def size(self):
@@ -129,14 +140,19 @@ class NodeBatch:
         split = None
         if self.split is not None:
             split = SplitResult(*[array[positions] for array in self.split.outputs()])
+        hist_row, bounds, groups = (
+            None if column is None else column[positions] for column in (self.hist_row, self.bounds, self.groups)
+        )
         return NodeBatch(
             self.tree[positions], self.node_idx[positions], self.depth[positions], self.start[positions],
-            self.stop[positions], self.totals[positions], split=split, hist=self.hist,
-            hist_row=None if self.hist_row is None else self.hist_row[positions],
+            self.stop[positions], self.totals[positions], split=split, hist=self.hist, hist_row=hist_row,
+            bounds=bounds, groups=groups,
         )
 
 
-_NODE_COLUMNS = tuple(field.name for field in fields(NodeBatch) if field.name not in ("split", "hist", "hist_row"))
+_NODE_COLUMNS = tuple(
+    field.name for field in fields(NodeBatch) if field.name not in ("split", "hist", "hist_row", "bounds", "groups")
+)
 
 
 class _TreeRecorder:
@@ -336,7 +352,14 @@ class TreeGrower:
         self.root_weight = root_weight
         self.min_weight_leaf = np.maximum(self.params.min_weight_fraction_leaf * root_weight, self.params.min_weight_leaf)
         zeros = np.zeros(self.n_trees, dtype=np.int64)
-        return NodeBatch(tree=tree, node_idx=zeros, depth=zeros.copy(), start=start, stop=stop, totals=totals)
+        params = self.params
+        return NodeBatch(
+            tree=tree, node_idx=zeros, depth=zeros.copy(), start=start, stop=stop, totals=totals,
+            bounds=None if params.monotonic_cst is None else root_bounds(self.n_trees),
+            groups=None if params.interaction_groups is None else np.ones(
+                (self.n_trees, params.interaction_groups.shape[0]), dtype=bool
+            ),
+        )
 
     def _evaluate(self, nodes, parent_hist=None, parent_hist_row=None):
         """Record ``nodes``; return those that can split, with their best split.
@@ -344,7 +367,7 @@ class TreeGrower:
         With ``parent_hist``, ``nodes`` are the children of the previous
         candidates: the left children, then the right children, in order.
         """
-        values, impurity, weight = self.backend.node_values(self.stats, nodes.totals, self.n_values)
+        values, impurity, weight = self._node_values(nodes)
         self.recorder.add_nodes(nodes, values, impurity, weight)
         splittable, needs_hist = self._splittable(nodes, impurity, weight)
         if not splittable.any():
@@ -358,6 +381,13 @@ class TreeGrower:
         )
         nodes.split = split
         return nodes.take(np.flatnonzero(self._can_split(nodes, splittable, split)))
+
+    def _node_values(self, nodes):
+        """``(values, impurity, weight)`` of ``nodes`` (``Backend.node_values``), values clipped into their bounds."""
+        values, impurity, weight = self.backend.node_values(self.stats, nodes.totals, self.n_values)
+        if nodes.bounds is not None:
+            values = clip_values(values, nodes.bounds, self.stats.criterion)
+        return values, impurity, weight
 
     def _splittable(self, nodes, impurity, weight):
         """``level.stopping_rules``: which of ``nodes`` may split, and which of those get a histogram."""
@@ -462,19 +492,21 @@ class TreeGrower:
         increasing order (position ``j`` is feature ``allowed_features[tree, j]``),
         and none for the others.
         """
-        if self.nodes_share_features and self.params.tree_features is None:
+        if self.nodes_share_features and self.params.tree_features is None and nodes.groups is None:
             return np.ones((nodes.size, self.n_features), dtype=bool)
         masks = np.zeros((nodes.size, self.n_features), dtype=bool)
         columns = self.allowed_features[nodes.tree]
         if self.nodes_share_features:
             masks[np.arange(nodes.size)[:, None], columns] = True
-            return masks
-        evaluate = np.flatnonzero(splittable)
-        if evaluate.size:
-            masks[evaluate[:, None], columns[evaluate]] = self.backend.feature_masks(
-                self.params.seed, self.first_tree + nodes.tree[evaluate], nodes.node_idx[evaluate],
-                columns.shape[1], self.n_node_features,
-            )
+        else:
+            evaluate = np.flatnonzero(splittable)
+            if evaluate.size:
+                masks[evaluate[:, None], columns[evaluate]] = self.backend.feature_masks(
+                    self.params.seed, self.first_tree + nodes.tree[evaluate], nodes.node_idx[evaluate],
+                    columns.shape[1], self.n_node_features,
+                )
+        if nodes.groups is not None:
+            masks &= group_features(nodes.groups, self.params.interaction_groups)
         return masks
 
     def _histograms(self, nodes, needs_hist, masks, parent_hist, parent_hist_row):
@@ -549,13 +581,14 @@ class TreeGrower:
                 result = self.backend.find_best_splits_from_histograms(
                     hist, hist_row[positions], nodes.totals[positions], masks[positions], self.is_categorical,
                     self.bin_mapper, stats, params.min_samples_leaf, min_weight_leaf[subset],
-                    threshold_draws=subset_draws,
+                    threshold_draws=subset_draws, **self._constraints(nodes, positions),
                 )
             else:
                 result = self.backend.find_best_splits_from_rows(
                     self.rows, nodes.start[positions], nodes.stop[positions], nodes.tree[positions],
                     nodes.totals[positions], masks[positions], self.is_categorical, self.bin_mapper, stats,
                     params.min_samples_leaf, min_weight_leaf[subset], threshold_draws=subset_draws,
+                    **self._constraints(nodes, positions),
                 )
             if positions.size == nodes.size:
                 # Every node searched in one call (a deep level's usual case): its result is the level's.
@@ -563,6 +596,12 @@ class TreeGrower:
             for target, source in zip(split.outputs(), result.outputs()):
                 target[positions] = source
         return split
+
+    def _constraints(self, nodes, positions):
+        """The monotonic constraints of the split search of ``nodes[positions]``, keyword arguments."""
+        if nodes.bounds is None:
+            return {}
+        return {"monotonic_cst": self.params.monotonic_cst, "value_bounds": nodes.bounds[positions]}
 
     def _split(self, chosen):
         """Partition the chosen nodes' rows; returns their children for ``_evaluate``."""
@@ -581,7 +620,19 @@ class TreeGrower:
         tree, depth, start, stop, totals = split_children(
             chosen.tree, chosen.depth, chosen.start, chosen.stop, chosen.totals, split.left_totals
         )
-        return NodeBatch(tree=tree, node_idx=children_idx, depth=depth, start=start, stop=stop, totals=totals)
+        bounds = groups = None
+        if chosen.bounds is not None:
+            values, _, _ = self.backend.node_values(self.stats, totals, self.n_values)
+            split_constraints = np.where(split.categorical, 0, self.params.monotonic_cst[split.feature])
+            bounds = children_bounds(
+                chosen.bounds, constrained_values(values, self.stats.criterion), split_constraints
+            )
+        if chosen.groups is not None:
+            groups = children_groups(chosen.groups, self.params.interaction_groups, split.feature)
+        return NodeBatch(
+            tree=tree, node_idx=children_idx, depth=depth, start=start, stop=stop, totals=totals, bounds=bounds,
+            groups=groups,
+        )
 
 
 class _BestFirst:
@@ -662,7 +713,7 @@ class _BestFirst:
         """Values, best split and histogram of ``nodes`` (children lefts then rights, of parents whose pool
         rows are ``parent_rows``; or roots: None), added to the table; returns their uids."""
         grower = self.grower
-        values, impurity, weight = grower.backend.node_values(grower.stats, nodes.totals, grower.n_values)
+        values, impurity, weight = grower._node_values(nodes)
         splittable, needs_hist = grower._splittable(nodes, impurity, weight)
         masks = grower._feature_masks(nodes, splittable)
         hist_row = self._histograms(nodes, needs_hist, masks, parent_rows)
@@ -672,7 +723,9 @@ class _BestFirst:
         self.pool.give(hist_row[dropped])
         hist_row[dropped] = -1
         no_children = np.full(nodes.size, -1, dtype=np.int64)
+        constraints = {name: getattr(nodes, name) for name in ("bounds", "groups") if getattr(nodes, name) is not None}
         return self.table.append(
+            **constraints,
             tree=nodes.tree, node_idx=nodes.node_idx, depth=nodes.depth, start=nodes.start, stop=nodes.stop,
             totals=nodes.totals, values=values, impurity=impurity, weight=weight, gain=split.gain,
             feature=split.feature, bin=split.bin, missing_left=split.missing_left, left_totals=split.left_totals,
@@ -717,9 +770,12 @@ class _BestFirst:
     def _batch(self, uids):
         """The table's nodes ``uids`` as a ``NodeBatch`` with their splits."""
         table = self.table
+        bounds, groups = (
+            table.columns[name][uids] if name in table.columns else None for name in ("bounds", "groups")
+        )
         return NodeBatch(
             tree=table.tree[uids], node_idx=table.node_idx[uids], depth=table.depth[uids], start=table.start[uids],
-            stop=table.stop[uids], totals=table.totals[uids],
+            stop=table.stop[uids], totals=table.totals[uids], bounds=bounds, groups=groups,
             split=SplitResult(
                 gain=table.gain[uids], feature=table.feature[uids], bin=table.bin[uids],
                 missing_left=table.missing_left[uids], left_totals=table.left_totals[uids],

@@ -203,6 +203,8 @@ def split_gain(
 # numba.cuda kernels call them as device functions.
 
 NO_SPLIT = -1
+# The monotonic constraint of a feature without one (an int64, as the constraints' array holds them).
+NO_CONSTRAINT = np.int64(0)
 
 
 @njit(cache=True, inline="always")
@@ -253,11 +255,14 @@ def parent_cost(criterion, parent, n_stat_slots, inv_scales, regularization):
 # kernel compile for about 40 s; LLVM still inlines it where that pays.
 @njit(cache=True)
 def candidate_gain(
-    criterion, parent, left, cost, n_stat_slots, inv_scales, regularization, min_samples_leaf, min_weight_leaf
+    criterion, parent, left, cost, n_stat_slots, inv_scales, regularization, min_samples_leaf, min_weight_leaf,
+    monotonic, lower, upper,
 ):
     """Gain of sending ``left`` left and the rest right; ``-inf`` if not allowed.
 
-    ``cost`` is the parent's ``parent_cost``.
+    ``cost`` is the parent's ``parent_cost``. ``monotonic`` (-1, 0, 1) is the split feature's monotonic
+    constraint and ``[lower, upper]`` the node's value bounds (``constrained_gain``); ``0, -inf, inf`` cost
+    one test.
     """
     count_slot = parent.shape[0] - 1
     if left[count_slot] < min_samples_leaf or parent[count_slot] - left[count_slot] < min_samples_leaf:
@@ -266,17 +271,78 @@ def candidate_gain(
     right_weight = node_weight(criterion, parent, left, RIGHT, n_stat_slots, inv_scales)
     if left_weight < min_weight_leaf or right_weight < min_weight_leaf or left_weight <= 0 or right_weight <= 0:
         return -math.inf
-    return split_gain(
+    gain = split_gain(
         criterion, parent, left, cost, left_weight, right_weight, n_stat_slots, inv_scales, regularization
     )
+    if monotonic == 0 and lower == -math.inf and upper == math.inf:
+        return gain
+    return constrained_gain(
+        criterion, parent, left, gain, left_weight, right_weight, inv_scales, regularization, monotonic, lower, upper
+    )
+
+
+@njit(cache=True, inline="always")
+def split_constraint(monotonic_cst, value_bounds, node, feature_idx):
+    """``(monotonic, lower, upper)`` of ``candidate_gain`` for (node, feature): from ``monotonic_cst``
+    (n_features,) and ``value_bounds`` (n_nodes, 2), or no constraint when they have no rows."""
+    if value_bounds.shape[0] == 0:
+        return NO_CONSTRAINT, -math.inf, math.inf
+    return monotonic_cst[feature_idx], value_bounds[node, 0], value_bounds[node, 1]
+
+
+@njit(cache=True, inline="always")
+def constraint_value(criterion, parent, left, side, weight, inv_scales, regularization):
+    """The value of a node that a monotonic constraint orders: the proportion of class 1 (two classes;
+    scikit-learn's trees), the mean target, or the Newton step ``-T(G) / (H + l2)``."""
+    if criterion == NEWTON:
+        l2, l1 = regularization
+        return -threshold_l1(slot_value(parent, left, side, 0, inv_scales), l1) / (weight + l2)
+    return slot_value(parent, left, side, 1, inv_scales) / weight
+
+
+@njit(cache=True)
+def constrained_gain(
+    criterion, parent, left, gain, left_weight, right_weight, inv_scales, regularization, monotonic, lower, upper
+):
+    """``candidate_gain`` of a split under a monotonic constraint ``monotonic`` (-1, 0, 1) on its feature and
+    the node's value bounds ``[lower, upper]``; ``gain`` is the unconstrained gain, ``-inf`` where not allowed.
+
+    ``newton`` as scikit-learn's HistGradientBoosting (``splitting.pyx``, ``_split_gain``): the children's
+    values are clipped into the bounds, the split is refused when they decrease (increase) along an increasing
+    (decreasing) constraint, and a node of value ``v`` costs ``T(G) v`` (``-T(G)^2 / (H + l2)`` unclipped),
+    the parent at its own clipped value. Other criteria as scikit-learn's trees (``_criterion.pyx``,
+    ``_check_monotonicity``): a split on a constrained feature is refused when a child's value is outside the
+    bounds or the values violate the constraint; the gain is unchanged.
+    """
+    left_value = constraint_value(criterion, parent, left, LEFT, left_weight, inv_scales, regularization)
+    right_value = constraint_value(criterion, parent, left, RIGHT, right_weight, inv_scales, regularization)
+    if criterion == NEWTON:
+        left_value = min(max(left_value, lower), upper)
+        right_value = min(max(right_value, lower), upper)
+        if (left_value - right_value) * monotonic > 0:
+            return -math.inf
+        parent_weight = node_weight(criterion, parent, parent, PARENT, 2, inv_scales)
+        parent_value = constraint_value(criterion, parent, parent, PARENT, parent_weight, inv_scales, regularization)
+        parent_value = min(max(parent_value, lower), upper)
+        l1 = regularization[1]
+        return (
+            threshold_l1(slot_value(parent, parent, PARENT, 0, inv_scales), l1) * parent_value
+            - threshold_l1(slot_value(parent, left, LEFT, 0, inv_scales), l1) * left_value
+            - threshold_l1(slot_value(parent, left, RIGHT, 0, inv_scales), l1) * right_value
+        )
+    within = lower <= min(left_value, right_value) and max(left_value, right_value) <= upper
+    if monotonic != 0 and (not within or (left_value - right_value) * monotonic > 0):
+        return -math.inf
+    return gain
 
 
 @njit(cache=True, inline="always")
 def scan_threshold(
     bin_idx, parent, cost, left, missing, left_with_missing, has_missing, best_gain, best_bin, best_missing_left,
-    criterion, n_stat_slots, inv_scales, regularization, min_samples_leaf, min_weight_leaf,
+    criterion, n_stat_slots, inv_scales, regularization, min_samples_leaf, min_weight_leaf, monotonic, lower, upper,
 ):
-    """Consider threshold ``bin_idx`` (``left`` = non-missing rows with bin <= it).
+    """Consider threshold ``bin_idx`` (``left`` = non-missing rows with bin <= it); ``monotonic``, ``lower``
+    and ``upper``: the constraints of ``candidate_gain``.
 
     Returns the updated ``(best_gain, best_bin, best_missing_left)``.
     """
@@ -284,7 +350,7 @@ def scan_threshold(
         return best_gain, best_bin, best_missing_left
     gain = candidate_gain(
         criterion, parent, left, cost, n_stat_slots, inv_scales, regularization, min_samples_leaf,
-        min_weight_leaf,
+        min_weight_leaf, monotonic, lower, upper,
     )
     if gain > best_gain:
         best_gain, best_bin, best_missing_left = gain, bin_idx, False
@@ -293,7 +359,7 @@ def scan_threshold(
             left_with_missing[slot] = left[slot] + missing[slot]
         gain = candidate_gain(
             criterion, parent, left_with_missing, cost, n_stat_slots, inv_scales, regularization,
-            min_samples_leaf, min_weight_leaf,
+            min_samples_leaf, min_weight_leaf, monotonic, lower, upper,
         )
         if gain > best_gain:
             best_gain, best_bin, best_missing_left = gain, bin_idx, True

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from gpuforest import statistics
+from gpuforest.backend import split_constraints
 from gpuforest.kernels.common import MAX_EXHAUSTIVE_CATEGORIES, NO_SPLIT
 from gpuforest.kernels.cpu import partitioning, splitting
 from gpuforest.kernels.cuda import partitioning as cuda_partitioning
@@ -87,7 +88,10 @@ def run_cpu_kernels(rows, stats, masks, draws=None, min_samples_leaf=1, min_weig
     min_weight_leaf = np.zeros(n_nodes) if min_weight_leaf is None else min_weight_leaf
     categorical_features = np.array([0], dtype=np.int32)
     bin_values = ref.skewed_bin_values(masks.shape[1], MISSING_BIN + 1)
-    common_args = (stats.criterion, stats.inv_scales, stats.regularization, min_samples_leaf, min_weight_leaf)
+    common_args = (
+        stats.criterion, stats.inv_scales, stats.regularization, min_samples_leaf, min_weight_leaf,
+        *split_constraints(None, None, masks.shape),
+    )
 
     def outputs():
         return {

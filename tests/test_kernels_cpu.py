@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from gpuforest import statistics
+from gpuforest.backend import split_constraints
 from gpuforest.tree import (
     CATEGORICAL, CATEGORY_WORDS, COMPLETE_MAX_DEPTH, MULTIWAY, NUMERIC, Tree, pack_complete_forest,
     pack_forest, pack_node_info,
@@ -513,7 +514,10 @@ def run_split_kernels(rows, stats, totals, masks, min_samples_leaf, min_weight_l
             "category_bitset": np.full((n_nodes, CATEGORY_WORDS), 99, dtype=np.uint32),
         }
 
-    common_args = (stats.criterion, stats.inv_scales, stats.regularization, min_samples_leaf, min_weight_leaf)
+    common_args = (
+        stats.criterion, stats.inv_scales, stats.regularization, min_samples_leaf, min_weight_leaf,
+        *split_constraints(None, None, masks.shape),
+    )
     no_categorical = np.empty(0, dtype=np.int32)
     bin_values = ref.skewed_bin_values(masks.shape[1], rows["missing_bin"] + 1)
     from_hist = outputs()

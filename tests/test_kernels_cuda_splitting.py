@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from gpuforest import statistics
+from gpuforest.backend import split_constraints
 from gpuforest.kernels.common import NO_SPLIT
 from gpuforest.kernels.cpu import sampling as cpu_sampling
 from gpuforest.kernels.cpu import splitting as cpu_splitting
@@ -79,7 +80,10 @@ def run_both(
     """
     if categorical_features is None:
         categorical_features = np.empty(0, dtype=np.int32)
-    common_args = (stats.criterion, stats.inv_scales, stats.regularization, min_samples_leaf, min_weight_leaf)
+    common_args = (
+        stats.criterion, stats.inv_scales, stats.regularization, min_samples_leaf, min_weight_leaf,
+        *split_constraints(None, None, masks.shape),
+    )
     n_nodes = totals.shape[0]
     if draws is None:
         draws = np.empty((0, masks.shape[1]))
@@ -356,12 +360,15 @@ def test_ptx_specializations_are_well_formed():
     specs = cuda_splitting.ptx_specializations()
     names = [spec[0] for spec in specs]
     assert len(set(names)) == len(names)
-    for name, function, argument_types, block in specs:
+    for name, function, argument_types, block, *max_registers in specs:
         assert callable(function) and isinstance(argument_types, tuple) and block > 0
+        # Only the scans compiled for monotonic constraints are capped.
+        assert max_registers in ([], [None]) or name.endswith("_constrained")
     for n_slots in (3, 4, 11):
         for features in ("", "_categorical"):
-            assert f"scan_histograms{features}_bins256_slots{n_slots}" in names
-            assert f"scan_rows{features}_bins256_slots{n_slots}" in names
+            for constraints in ("", "_constrained"):
+                assert f"scan_histograms{features}_bins256_slots{n_slots}{constraints}" in names
+                assert f"scan_rows{features}_bins256_slots{n_slots}{constraints}" in names
         assert f"finish_rows_slots{n_slots}" in names
 
 

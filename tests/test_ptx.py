@@ -132,11 +132,18 @@ def test_occupancy(registers, shared_memory, block_size, blocks, occupancy, limi
 
 
 def test_rules():
-    row = {"module": "histogram", "spill_stores": 8, "spill_loads": 0, "occupancy": 0.25, "limiter": "registers"}
+    row = {
+        "module": "histogram", "kernel": "build", "spill_stores": 8, "spill_loads": 0, "occupancy": 0.25,
+        "limiter": "registers",
+    }
     failures = ptx._failures(row)
     assert len(failures) == 2 and "spills" in failures[0] and "occupancy" in failures[1]
     # Spills are allowed outside histogram, splitting and partitioning.
     assert ptx._failures({**row, "module": "predict", "occupancy": 0.5}) == []
+    # And in the split scans compiled for monotonic constraints, not in the others.
+    constrained = {**row, "module": "splitting", "occupancy": 0.5}
+    assert ptx._failures({**constrained, "kernel": "scan_rows_bins256_slots3_constrained"}) == []
+    assert "spills" in ptx._failures({**constrained, "kernel": "scan_rows_bins256_slots3"})[0]
 
 
 def test_ptxas_lookup_explains_a_bad_path(tmp_path):

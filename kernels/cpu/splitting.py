@@ -43,9 +43,9 @@ import numpy as np
 from numba import njit, prange
 
 from ..common import (
-    NEWTON, NO_SPLIT, category_order_key, category_position, finish_category_split, finish_split_from_histogram,
-    newton_cost, parent_cost, random_threshold_bin, random_threshold_value_bin, record_best_feature, scan_threshold,
-    searches_all_subsets,
+    NEWTON, NO_CONSTRAINT, NO_SPLIT, category_order_key, category_position, finish_category_split,
+    finish_split_from_histogram, newton_cost, parent_cost, random_threshold_bin, random_threshold_value_bin,
+    record_best_feature, scan_threshold, searches_all_subsets, split_constraint,
 )
 
 # Blocks of nodes of find_best_splits_from_rows (one buffer each; many, so that the threads share the work).
@@ -85,7 +85,8 @@ def _random_candidate_in_histogram(feature_hist, low_bin, n_bins_non_missing, dr
 @njit(cache=True)
 def _best_threshold(
     feature_hist, node_totals, low_bin, n_bins_non_missing, missing_bin, draw, feature_bin_values, criterion,
-    inv_scales, regularization, min_samples_leaf, min_weight_leaf, left, left_with_missing, left_sums, bin_gains,
+    inv_scales, regularization, min_samples_leaf, min_weight_leaf, monotonic, lower, upper, left, left_with_missing,
+    left_sums, bin_gains,
 ):
     """Best ``(gain, bin, missing_left)`` of one node's feature histogram (n_bins, n_slots).
 
@@ -98,7 +99,8 @@ def _best_threshold(
     """
     n_slots = feature_hist.shape[1]
     n_stat_slots = n_slots - 1
-    if criterion == NEWTON and n_slots == 3 and draw < 0.0:
+    unconstrained = monotonic == 0 and lower == -math.inf and upper == math.inf
+    if criterion == NEWTON and n_slots == 3 and draw < 0.0 and unconstrained:
         return _best_newton_threshold(
             feature_hist, node_totals, low_bin, n_bins_non_missing, missing_bin, inv_scales, regularization,
             min_samples_leaf, min_weight_leaf, left_sums, bin_gains,
@@ -115,11 +117,12 @@ def _best_threshold(
     if missing[n_slots - 1] > 0:
         return _scan_bins_with_missing(
             feature_hist, node_totals, cost, low_bin, first_bin, last_bin, missing, criterion, n_stat_slots,
-            inv_scales, regularization, min_samples_leaf, min_weight_leaf, left, left_with_missing,
+            inv_scales, regularization, min_samples_leaf, min_weight_leaf, monotonic, lower, upper, left,
+            left_with_missing,
         )
     return _scan_bins_without_missing(
         feature_hist, node_totals, cost, low_bin, first_bin, last_bin, missing, criterion, n_stat_slots, inv_scales,
-        regularization, min_samples_leaf, min_weight_leaf, left, left_with_missing,
+        regularization, min_samples_leaf, min_weight_leaf, monotonic, lower, upper, left, left_with_missing,
     )
 
 
@@ -133,7 +136,7 @@ def _category_scratch(n_bins):
 @njit(cache=True)
 def _best_category_split(
     feature_hist, node_totals, low_bin, n_bins_non_missing, missing_bin, draw, criterion, inv_scales, regularization,
-    min_samples_leaf, min_weight_leaf, left, left_with_missing, categories, keys, category_bits,
+    min_samples_leaf, min_weight_leaf, lower, upper, left, left_with_missing, categories, keys, category_bits,
 ):
     """Best ``(gain, candidate, missing_left)`` of one node's histogram (n_bins, n_slots) of a categorical feature.
 
@@ -141,7 +144,8 @@ def _best_category_split(
     (``candidate``: how many of the ordered categories go left, or the bit mask
     of a subset when every subset is tried). ``category_bits`` (2, n_words)
     uint32 receives the chosen subset's categories (none when no candidate is
-    allowed) and the occupied ones. ``low_bin``, ``draw`` and the scratch
+    allowed) and the occupied ones. ``lower``, ``upper``: the node's value bounds (a categorical feature has no
+    monotonic constraint). ``low_bin``, ``draw`` and the scratch
     ``left``, ``left_with_missing`` as in ``_best_threshold``; ``categories``
     (n_bins,) int64 and ``keys`` (n_bins,) float64 (``_category_scratch``).
     """
@@ -173,7 +177,7 @@ def _best_category_split(
             best_gain, best_candidate, best_missing_left = scan_threshold(
                 subset, node_totals, cost, left, missing, left_with_missing, has_missing, best_gain, best_candidate,
                 best_missing_left, criterion, n_stat_slots, inv_scales, regularization, min_samples_leaf,
-                min_weight_leaf,
+                min_weight_leaf, NO_CONSTRAINT, lower, upper,
             )
     else:
         first, last = 1, n_categories
@@ -186,7 +190,7 @@ def _best_category_split(
                 best_gain, best_candidate, best_missing_left = scan_threshold(
                     n_left, node_totals, cost, left, missing, left_with_missing, has_missing, best_gain,
                     best_candidate, best_missing_left, criterion, n_stat_slots, inv_scales, regularization,
-                    min_samples_leaf, min_weight_leaf,
+                    min_samples_leaf, min_weight_leaf, NO_CONSTRAINT, lower, upper,
                 )
     if best_candidate != NO_SPLIT:
         for position in range(n_categories):
@@ -223,7 +227,7 @@ def _scan_bins_for(has_missing):
     @njit(cache=True)
     def scan_bins(
         feature_hist, node_totals, cost, low_bin, first_bin, last_bin, missing, criterion, n_stat_slots, inv_scales,
-        regularization, min_samples_leaf, min_weight_leaf, left, left_with_missing,
+        regularization, min_samples_leaf, min_weight_leaf, monotonic, lower, upper, left, left_with_missing,
     ):
         n_slots = feature_hist.shape[1]
         best_gain, best_bin, best_missing_left = -math.inf, NO_SPLIT, False
@@ -238,7 +242,7 @@ def _scan_bins_for(has_missing):
             best_gain, best_bin, best_missing_left = scan_threshold(
                 bin_idx, node_totals, cost, left, missing, left_with_missing, has_missing,
                 best_gain, best_bin, best_missing_left, criterion, n_stat_slots, inv_scales,
-                regularization, min_samples_leaf, min_weight_leaf,
+                regularization, min_samples_leaf, min_weight_leaf, monotonic, lower, upper,
             )
         return best_gain, best_bin, best_missing_left
 
@@ -340,8 +344,9 @@ def _newton_candidate_gain(
 @njit(parallel=True, cache=True)
 def find_best_splits_from_histograms(
     hist, hist_rows, totals, feature_mask, categorical_features, threshold_draws, bin_values, n_bins_non_missing,
-    missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, out_gain, out_feature,
-    out_bin, out_missing_left, out_left_totals, out_next_bin, out_categorical, out_category_bitset,
+    missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, monotonic_cst,
+    value_bounds, out_gain, out_feature, out_bin, out_missing_left, out_left_totals, out_next_bin, out_categorical,
+    out_category_bitset,
 ):
     """Best split of every node from its histogram.
 
@@ -368,6 +373,11 @@ def find_best_splits_from_histograms(
         ``(l2, l1)`` of ``newton`` (``kernels.common``); ignored by the others.
     min_samples_leaf : int
     min_weight_leaf : ndarray of shape (n_nodes,), dtype float64
+    monotonic_cst : ndarray of shape (n_features,) or (0,), dtype int64
+        -1, 0 or 1: each feature's monotonic constraint (``common.constrained_gain``).
+    value_bounds : ndarray of shape (n_nodes, 2) or (0, 2), dtype float64
+        Each node's ``(lower, upper)`` value bounds; with no rows (and ``monotonic_cst`` of none), no constraint
+        (``common.split_constraint``), which the CUDA kernels then compile without.
     out_gain : ndarray of shape (n_nodes,), dtype float64
     out_feature, out_bin : ndarray of shape (n_nodes,), dtype int32
         ``out_feature`` is ``NO_SPLIT`` where no candidate is allowed.
@@ -404,17 +414,19 @@ def find_best_splits_from_histograms(
             if feature_mask[node, feature_idx]:
                 draw = threshold_draws[node, feature_idx] if random_thresholds else -1.0
                 position = category_position(categorical_features, feature_idx)
+                monotonic, lower, upper = split_constraint(monotonic_cst, value_bounds, node, feature_idx)
                 if position >= 0:
                     best_gain, best_bin, best_missing_left = _best_category_split(
                         hist[hist_rows[node], feature_idx], totals[node], np.int64(0), np.int64(n_bins_non_missing[feature_idx]),
                         missing_bin, draw, criterion, inv_scales, regularization, min_samples_leaf,
-                        min_weight_leaf[node], scratch[0], scratch[1], categories, keys, category_bits[node, position],
+                        min_weight_leaf[node], lower, upper, scratch[0], scratch[1], categories, keys,
+                        category_bits[node, position],
                     )
                 else:
                     best_gain, best_bin, best_missing_left = _best_threshold(
                         hist[hist_rows[node], feature_idx], totals[node], np.int64(0), np.int64(n_bins_non_missing[feature_idx]),
                         missing_bin, draw, bin_values[feature_idx], criterion, inv_scales, regularization,
-                        min_samples_leaf, min_weight_leaf[node], *scratch,
+                        min_samples_leaf, min_weight_leaf[node], monotonic, lower, upper, *scratch,
                     )
             gains[node, feature_idx] = best_gain
             bins[node, feature_idx] = best_bin
@@ -451,8 +463,8 @@ def _category_bits_scratch(n_nodes, categorical_features, out_category_bitset):
 def find_best_splits_from_rows(
     X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride,
     totals, feature_mask, categorical_features, threshold_draws, bin_values, missing_bin, criterion, inv_scales,
-    regularization, min_samples_leaf, min_weight_leaf, out_gain, out_feature, out_bin, out_missing_left,
-    out_left_totals, out_next_bin, out_categorical, out_category_bitset,
+    regularization, min_samples_leaf, min_weight_leaf, monotonic_cst, value_bounds, out_gain, out_feature, out_bin,
+    out_missing_left, out_left_totals, out_next_bin, out_categorical, out_category_bitset,
 ):
     """Best split of every node from one-feature histograms of its rows, built in turn in a small buffer.
 
@@ -502,16 +514,18 @@ def find_best_splits_from_rows(
                     )
                     draw = threshold_draws[node, feature_idx] if random_thresholds else -1.0
                     position = category_position(categorical_features, feature_idx)
+                    monotonic, lower, upper = split_constraint(monotonic_cst, value_bounds, node, feature_idx)
                     if position >= 0:
                         best_gain, best_bin, best_missing_left = _best_category_split(
                             feature_hist, totals[node], low_bin, bins_used, missing_bin, draw, criterion, inv_scales,
-                            regularization, min_samples_leaf, min_weight_leaf[node], scratch[0], scratch[1],
-                            categories, keys, category_bits[node, position],
+                            regularization, min_samples_leaf, min_weight_leaf[node], lower, upper, scratch[0],
+                            scratch[1], categories, keys, category_bits[node, position],
                         )
                     else:
                         best_gain, best_bin, best_missing_left = _best_threshold(
                             feature_hist, totals[node], low_bin, bins_used, missing_bin, draw, bin_values[feature_idx],
-                            criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf[node], *scratch,
+                            criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf[node], monotonic,
+                            lower, upper, *scratch,
                         )
                     _clear_feature_rows(feature_hist, X_binned, feature_idx, node_rows, n_rows)
                 gains[node, feature_idx] = best_gain

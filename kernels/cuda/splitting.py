@@ -71,10 +71,11 @@ import math
 from numba import cuda, types
 
 from ..common import (
-    MAX_EXHAUSTIVE_CATEGORIES, NO_SPLIT, accumulate_row, category_bitset, category_order_key, category_position,
+    MAX_EXHAUSTIVE_CATEGORIES, NO_CONSTRAINT, NO_SPLIT, accumulate_row, category_bitset, category_order_key,
+    category_position,
     finish_category_split, finish_split_from_histogram, has_category, parent_cost, pick_best_feature,
     random_threshold_bin, random_threshold_value_bin, record_best_feature, resolve_missing_left, scan_threshold,
-    searches_all_subsets,
+    searches_all_subsets, split_constraint,
 )
 from . import jit_kernel
 from .histogram import array_namespace
@@ -233,7 +234,8 @@ def _category_helpers(n_threads, n_slots, n_words, all_subsets):
     @cuda.jit(device=True)
     def category_candidates(
         work, own, occupied, missing, parent, threshold_draws, draw_idx, criterion, inv_scales, regularization,
-        min_samples_leaf, min_weight_leaf, neighbour, left_with_missing, keys, ranks, bits, best_gain, best_order,
+        min_samples_leaf, min_weight_leaf, lower, upper, neighbour, left_with_missing, keys, ranks, bits, best_gain,
+        best_order,
     ):
         """Whether the block's node is this specialisation's (else it returns at once, having written
         nothing); then thread ``tid``'s best candidate into ``best_gain[tid]``, ``best_order[tid]``, and its
@@ -252,7 +254,8 @@ def _category_helpers(n_threads, n_slots, n_words, all_subsets):
         row 1 gets the occupied categories. Loops over the slots run to
         ``parent.shape[0]``, a bound known only at run time, which keeps
         ``own`` and the sums in local memory (66 registers at 11 slots, not 76),
-        and the draw is read where it is used.
+        and the draw is read where it is used. ``lower``, ``upper``: the node's value bounds (a categorical
+        feature has no monotonic constraint).
         """
         tid = cuda.threadIdx.x
         n_stat_slots = parent.shape[0] - 1
@@ -311,6 +314,7 @@ def _category_helpers(n_threads, n_slots, n_words, all_subsets):
                         candidate, parent, parent_cost(criterion, parent, n_stat_slots, inv_scales, regularization),
                         work[tid], missing, left_with_missing, missing[count_slot] > 0, -math.inf, NO_SPLIT, False,
                         criterion, n_stat_slots, inv_scales, regularization, min_samples_leaf, min_weight_leaf,
+                        NO_CONSTRAINT, lower, upper,
                     ),
                 )
         else:
@@ -326,6 +330,7 @@ def _category_helpers(n_threads, n_slots, n_words, all_subsets):
                         tid + 1, parent, parent_cost(criterion, parent, n_stat_slots, inv_scales, regularization),
                         work[tid], missing, left_with_missing, missing[count_slot] > 0, -math.inf, NO_SPLIT, False,
                         criterion, n_stat_slots, inv_scales, regularization, min_samples_leaf, min_weight_leaf,
+                        NO_CONSTRAINT, lower, upper,
                     ),
                 )
         return True
@@ -394,8 +399,28 @@ def _numeric_feature_mask(feature_mask, categorical_features):
 # --- from histograms -------------------------------------------------------------------
 
 
+# The scans compiled with monotonic constraints: capped at half occupancy's registers (up to 16 more
+# than the unconstrained scans' would otherwise cost a quarter of the resident threads).
+CONSTRAINED_MAX_REGISTERS = 64
+
+
 @functools.lru_cache(maxsize=None)
-def _scan_histograms_kernel(n_threads, n_slots, use_shared, category_words=0, all_subsets=False):
+def _split_constraint_of(constrained):
+    """``common.split_constraint`` for the kernels compiled with constraints, or no constraint for those
+    compiled without (``constrained`` a constant: their constraint test folds away, and they keep the
+    registers of the unconstrained search; with it a scan takes up to 16 more)."""
+
+    @cuda.jit(device=True)
+    def split_constraint_of(monotonic_cst, value_bounds, node, feature_idx):
+        if constrained:
+            return split_constraint(monotonic_cst, value_bounds, node, feature_idx)
+        return NO_CONSTRAINT, -math.inf, math.inf
+
+    return split_constraint_of
+
+
+@functools.lru_cache(maxsize=None)
+def _scan_histograms_kernel(n_threads, n_slots, use_shared, category_words=0, all_subsets=False, constrained=False):
     """Phase 1 of the histogram path for ``n_bins <= n_threads``: over the numeric features, or, with
     ``category_words`` (the bitsets' words), over the categorical ones, of the nodes whose every subset is
     tried or not (``all_subsets``, see ``_category_helpers``). ``use_shared``: the work histogram in shared
@@ -406,11 +431,12 @@ def _scan_histograms_kernel(n_threads, n_slots, use_shared, category_words=0, al
     bits_shape = (2, max(category_words, 1))
     category_candidates, record_category_bits = _category_helpers(n_threads, n_slots, bits_shape[1], all_subsets)
     task_feature = _task_feature(category_words)
+    split_constraint_of = _split_constraint_of(constrained)
 
     def scan_histograms_kernel(
         hist, hist_rows, totals, feature_mask, categorical_features, threshold_draws, bin_values, n_bins_non_missing,
-        missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, gains, bins,
-        missing_left, category_bits, scratch, first_task,
+        missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, monotonic_cst,
+        value_bounds, gains, bins, missing_left, category_bits, scratch, first_task,
     ):
         shared_work = cuda.shared.array(work_shape, types.int64)
         random_bounds = cuda.shared.array(2, types.int32)
@@ -450,10 +476,12 @@ def _scan_histograms_kernel(n_threads, n_slots, use_shared, category_words=0, al
             # A loop bound known only at run time keeps own in local memory, not in 2 n_slots registers.
             for slot in range(totals.shape[1]):
                 own[slot] = feature_hist[tid, slot] if candidate else 0
+            _, lower, upper = split_constraint_of(monotonic_cst, value_bounds, node, feature_idx)
             if not category_candidates(
                 work, own, candidate, feature_hist[missing_bin], totals[node], threshold_draws,
                 node * n_features + feature_idx, criterion, inv_scales, regularization, min_samples_leaf,
-                min_weight_leaf[node], neighbour, left_with_missing, keys, ranks, bits, best_gain, best_order,
+                min_weight_leaf[node], lower, upper, neighbour, left_with_missing, keys, ranks, bits, best_gain,
+                best_order,
             ):
                 return  # the other specialisation's node
         else:
@@ -477,10 +505,11 @@ def _scan_histograms_kernel(n_threads, n_slots, use_shared, category_words=0, al
                 # the math's loops over the slots rolled (56 registers, not 72 to 128, at 11+ slots).
                 n_stat_slots = parent.shape[0] - 1
                 cost = parent_cost(criterion, parent, n_stat_slots, inv_scales, regularization)
+                monotonic, lower, upper = split_constraint_of(monotonic_cst, value_bounds, node, feature_idx)
                 gain, best_bin, best_missing_left = scan_threshold(
                     tid, parent, cost, work[tid], missing, left_with_missing, missing[count_slot] > 0,
                     -math.inf, NO_SPLIT, False, criterion, n_stat_slots, inv_scales, regularization,
-                    min_samples_leaf, min_weight_leaf[node],
+                    min_samples_leaf, min_weight_leaf[node], monotonic, lower, upper,
                 )
                 if best_bin != NO_SPLIT:
                     order = 2 * best_bin + (1 if best_missing_left else 0)
@@ -494,7 +523,7 @@ def _scan_histograms_kernel(n_threads, n_slots, use_shared, category_words=0, al
         if tid == 0:
             _write_best(best_gain, best_order, node, feature_idx, gains, bins, missing_left)
 
-    return scan_histograms_kernel, jit_kernel(scan_histograms_kernel)
+    return scan_histograms_kernel, jit_kernel(scan_histograms_kernel, max_registers=CONSTRAINED_MAX_REGISTERS if constrained else None)
 
 
 @functools.lru_cache(maxsize=None)
@@ -532,32 +561,36 @@ def _pick_from_histograms_kernel(has_categorical):
 
 def _launch_phase1_kernels(
     factory, arguments, feature_mask, categorical_features, n_words, subsets_possible, n_threads, n_slots, xp,
+    constrained,
 ):
     """Phase 1 of both paths (``factory``: ``_scan_histograms_kernel`` or ``_scan_rows_kernel``): a block per
     (node, feature) over the numeric features (the others masked out), then, when there are categorical
     features, a block per (node, categorical feature) of the sorted scan and, when every subset may be
     tried (``subsets_possible``), one of the subsets' (each block does the node of its own kind).
-    ``arguments(feature_mask)``: the kernels' arguments."""
+    ``arguments(feature_mask)``: the kernels' arguments; ``constrained``: the kernels compiled with
+    monotonic constraints (``_split_constraint_of``)."""
     n_nodes, n_features = feature_mask.shape
     n_categorical = categorical_features.shape[0]
     if n_features > 0:
         _launch_phase1(
-            factory(n_threads, n_slots, work_in_shared(n_threads, n_slots))[1], n_nodes * n_features, n_threads,
+            factory(n_threads, n_slots, work_in_shared(n_threads, n_slots), 0, False, constrained)[1],
+            n_nodes * n_features, n_threads,
             n_slots, xp, arguments(_numeric_feature_mask(feature_mask, categorical_features)),
         )
     if n_categorical > 0:
         n_threads = category_threads(n_threads)
         for all_subsets in (False, True) if subsets_possible else (False,):
             _launch_phase1(
-                factory(n_threads, n_slots, work_in_shared(n_threads, n_slots), n_words, all_subsets)[1],
+                factory(n_threads, n_slots, work_in_shared(n_threads, n_slots), n_words, all_subsets, constrained)[1],
                 n_nodes * n_categorical, n_threads, n_slots, xp, arguments(feature_mask),
             )
 
 
 def find_best_splits_from_histograms(
     hist, hist_rows, totals, feature_mask, categorical_features, threshold_draws, bin_values, n_bins_non_missing,
-    missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, out_gain, out_feature,
-    out_bin, out_missing_left, out_left_totals, out_next_bin, out_categorical, out_category_bitset,
+    missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, monotonic_cst, value_bounds,
+    out_gain, out_feature, out_bin, out_missing_left, out_left_totals, out_next_bin, out_categorical,
+    out_category_bitset,
 ):
     """Best split of every node from its histogram ``hist[hist_rows[node]]`` (see ``kernels.cpu``).
 
@@ -585,10 +618,10 @@ def find_best_splits_from_histograms(
         lambda mask: (
             hist, hist_rows, totals, mask, categorical_features, threshold_draws.reshape(-1), bin_values.reshape(-1),
             n_bins_non_missing, missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf,
-            gains, bins, missing_left, category_bits,
+            monotonic_cst, value_bounds, gains, bins, missing_left, category_bits,
         ),
         feature_mask, categorical_features, n_words, _subsets_possible(criterion, n_slots, threshold_draws),
-        scan_threads(n_bins), n_slots, xp,
+        scan_threads(n_bins), n_slots, xp, value_bounds.shape[0] > 0,
     )
     pick = _pick_from_histograms_kernel(n_categorical > 0)[1]
     pick[max(1, min(-(-n_nodes // PICK_THREADS), MAX_BLOCKS)), PICK_THREADS](
@@ -602,7 +635,7 @@ def find_best_splits_from_histograms(
 
 
 @functools.lru_cache(maxsize=None)
-def _scan_rows_kernel(n_threads, n_slots, use_shared, category_words=0, all_subsets=False):
+def _scan_rows_kernel(n_threads, n_slots, use_shared, category_words=0, all_subsets=False, constrained=False):
     """Phase 1 of the row path for ``missing_bin < n_threads``; ``use_shared``, ``category_words`` and
     ``all_subsets`` as in ``_scan_histograms_kernel``."""
     work_shape = (n_threads, n_slots) if use_shared else (1, 1)
@@ -611,12 +644,13 @@ def _scan_rows_kernel(n_threads, n_slots, use_shared, category_words=0, all_subs
     bits_shape = (2, max(category_words, 1))
     category_candidates, record_category_bits = _category_helpers(n_threads, n_slots, bits_shape[1], all_subsets)
     task_feature = _task_feature(category_words)
+    split_constraint_of = _split_constraint_of(constrained)
 
     def scan_rows_kernel(
         X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride,
         totals, feature_mask, categorical_features, threshold_draws, bin_values, missing_bin, criterion, inv_scales,
-        regularization, min_samples_leaf, min_weight_leaf, gains, bins, missing_left, category_bits, scratch,
-        first_task,
+        regularization, min_samples_leaf, min_weight_leaf, monotonic_cst, value_bounds, gains, bins, missing_left,
+        category_bits, scratch, first_task,
     ):
         shared_work = cuda.shared.array(work_shape, types.int64)
         random_bounds = cuda.shared.array(2, types.int32)
@@ -676,10 +710,11 @@ def _scan_rows_kernel(n_threads, n_slots, use_shared, category_words=0, all_subs
             # A loop bound known only at run time keeps own in local memory, not in 2 n_slots registers.
             for slot in range(totals.shape[1]):
                 own[slot] = work[tid, slot]
+            _, lower, upper = split_constraint_of(monotonic_cst, value_bounds, node, feature_idx)
             if not category_candidates(
                 work, own, candidate, missing, totals[node], threshold_draws, node * n_features + feature_idx,
-                criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf[node], neighbour,
-                left_with_missing, keys, ranks, bits, best_gain, best_order,
+                criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf[node], lower, upper,
+                neighbour, left_with_missing, keys, ranks, bits, best_gain, best_order,
             ):
                 return  # the other specialisation's node
         else:
@@ -699,10 +734,11 @@ def _scan_rows_kernel(n_threads, n_slots, use_shared, category_words=0, all_subs
                 # the math's loops over the slots rolled (56 registers, not 72 to 128, at 11+ slots).
                 n_stat_slots = parent.shape[0] - 1
                 cost = parent_cost(criterion, parent, n_stat_slots, inv_scales, regularization)
+                monotonic, lower, upper = split_constraint_of(monotonic_cst, value_bounds, node, feature_idx)
                 gain, best_bin, best_missing_left = scan_threshold(
                     tid, parent, cost, work[tid], missing, left_with_missing, missing[count_slot] > 0,
                     -math.inf, NO_SPLIT, False, criterion, n_stat_slots, inv_scales, regularization,
-                    min_samples_leaf, min_weight_leaf[node],
+                    min_samples_leaf, min_weight_leaf[node], monotonic, lower, upper,
                 )
                 if best_bin != NO_SPLIT:
                     order = 2 * best_bin + (1 if best_missing_left else 0)
@@ -716,7 +752,7 @@ def _scan_rows_kernel(n_threads, n_slots, use_shared, category_words=0, all_subs
         if tid == 0:
             _write_best(best_gain, best_order, node, feature_idx, gains, bins, missing_left)
 
-    return scan_rows_kernel, jit_kernel(scan_rows_kernel)
+    return scan_rows_kernel, jit_kernel(scan_rows_kernel, max_registers=CONSTRAINED_MAX_REGISTERS if constrained else None)
 
 
 @functools.lru_cache(maxsize=None)
@@ -811,8 +847,8 @@ def _finish_rows_kernel(n_slots, threads, has_categorical):
 def find_best_splits_from_rows(
     X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride,
     totals, feature_mask, categorical_features, threshold_draws, bin_values, missing_bin, criterion, inv_scales,
-    regularization, min_samples_leaf, min_weight_leaf, out_gain, out_feature, out_bin, out_missing_left,
-    out_left_totals, out_next_bin, out_categorical, out_category_bitset,
+    regularization, min_samples_leaf, min_weight_leaf, monotonic_cst, value_bounds, out_gain, out_feature, out_bin,
+    out_missing_left, out_left_totals, out_next_bin, out_categorical, out_category_bitset,
 ):
     """Best split of every node from its rows (see ``kernels.cpu``).
 
@@ -836,11 +872,11 @@ def find_best_splits_from_rows(
         lambda mask: (
             X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats,
             stats_stride, totals, mask, categorical_features, threshold_draws.reshape(-1), bin_values.reshape(-1),
-            missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, gains, bins,
-            missing_left, category_bits,
+            missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, monotonic_cst,
+            value_bounds, gains, bins, missing_left, category_bits,
         ),
         feature_mask, categorical_features, n_words, _subsets_possible(criterion, n_slots, threshold_draws),
-        scan_threads(int(missing_bin) + 1), n_slots, xp,
+        scan_threads(int(missing_bin) + 1), n_slots, xp, value_bounds.shape[0] > 0,
     )
     finish = _finish_rows_kernel(n_slots, FINISH_ROWS_THREADS, n_categorical > 0)[1]
     finish[max(1, min(n_nodes, MAX_BLOCKS)), FINISH_ROWS_THREADS](
@@ -872,12 +908,12 @@ def _argument_types():
     rows = (x_binned, int32_1d, int64_1d, int64_1d, int64_1d, int32_2d, int32_1d, int64_2d, types.int64)
     scan_hist = (
         hist, int64_1d, int64_2d, bool_2d, int32_1d, float64_1d, float64_1d, int32_1d, types.int64, types.int64,
-        float64_1d, regularization, types.int64, float64_1d,
+        float64_1d, regularization, types.int64, float64_1d, int64_1d, float64_2d,
     ) + scratch + work
     pick_hist = (hist, int64_1d, int64_2d, int32_1d, int32_1d, types.int64) + scratch + outputs
     scan_rows = rows + (
         int64_2d, bool_2d, int32_1d, float64_1d, float64_1d, types.int64, types.int64, float64_1d, regularization,
-        types.int64, float64_1d,
+        types.int64, float64_1d, int64_1d, float64_2d,
     ) + scratch + work
     finish_rows = rows + (int64_2d, int32_1d, types.int64) + scratch + outputs
     return scan_hist, pick_hist, scan_rows, finish_rows
@@ -891,7 +927,7 @@ PTX_CATEGORY_WORDS = 8
 
 
 def ptx_specializations():
-    """``(name, python_function, argument_types, block_size)`` of every kernel specialisation in use."""
+    """``(name, python_function, argument_types, block_size, max_registers)`` of every kernel specialisation in use."""
     scan_hist, pick_hist, scan_rows, finish_rows = _argument_types()
     n_threads = scan_threads(PTX_N_BINS)
     # Many classes: the work histogram goes to global scratch.
@@ -905,15 +941,17 @@ def ptx_specializations():
             threads = category_threads(n_threads) if category_words else n_threads
             use_shared = work_in_shared(threads, n_slots)
             where = "" if use_shared else "_global"
-            variant = (threads, n_slots, use_shared, category_words, all_subsets)
-            specs.append((
-                f"scan_histograms{features}_bins{PTX_N_BINS}_slots{n_slots}{where}",
-                _scan_histograms_kernel(*variant)[0], scan_hist, threads,
-            ))
-            specs.append((
-                f"scan_rows{features}_bins{PTX_N_BINS}_slots{n_slots}{where}", _scan_rows_kernel(*variant)[0],
-                scan_rows, threads,
-            ))
+            for constrained, constraints in ((False, ""), (True, "_constrained")):
+                variant = (threads, n_slots, use_shared, category_words, all_subsets, constrained)
+                max_registers = CONSTRAINED_MAX_REGISTERS if constrained else None
+                specs.append((
+                    f"scan_histograms{features}_bins{PTX_N_BINS}_slots{n_slots}{where}{constraints}",
+                    _scan_histograms_kernel(*variant)[0], scan_hist, threads, max_registers,
+                ))
+                specs.append((
+                    f"scan_rows{features}_bins{PTX_N_BINS}_slots{n_slots}{where}{constraints}",
+                    _scan_rows_kernel(*variant)[0], scan_rows, threads, max_registers,
+                ))
     for has_categorical, suffix in ((False, ""), (True, "_categorical")):
         specs.append((
             f"pick_from_histograms{suffix}", _pick_from_histograms_kernel(has_categorical)[0], pick_hist, PICK_THREADS
