@@ -7,6 +7,8 @@ Set ``GPUFOREST_REAL_CUDA=1`` to run against a real device (the ``gpu`` tests).
 import os
 import sys
 
+import pytest
+
 # numba's cache names a new entry's data file by the first number free in the index it read, so
 # two processes compiling into one cache at once can save different functions under one name,
 # and a later load runs the wrong code (seen as rare wrong splits). So each pytest-xdist worker
@@ -72,3 +74,14 @@ SLOW_FIRST = ("test_ptx.py::test_kernels_compile_without_spills_at_half_occupanc
 
 def pytest_collection_modifyitems(items):
     items.sort(key=lambda item: not any(name in item.nodeid for name in SLOW_FIRST))
+
+
+@pytest.fixture(params=["one task per node", "several tasks per node"])
+def chunking(request, monkeypatch):
+    """The CPU histogram, totals and partition kernels as they run on tiny nodes, and with every node cut into
+    several tasks."""
+    from gpuforest.kernels.cpu import chunks
+
+    if request.param == "several tasks per node":
+        monkeypatch.setattr(chunks, "MIN_CHUNK_ROWS", 1)
+    return request.param

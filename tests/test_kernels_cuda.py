@@ -32,12 +32,12 @@ from gpuforest.tree import pack_complete_forest, pack_forest, pack_node_info
 
 try:
     from . import reference as ref
-    from .test_kernels_cpu import (
+    from .kernel_problems import (
         CRITERIA, CRITERION_ID, N_CLASSES, NO_BITSETS, as_tree, make_rows, make_statistics, mixed_forest, random_tree,
     )
 except ImportError:
     import reference as ref
-    from test_kernels_cpu import (
+    from kernel_problems import (
         CRITERIA, CRITERION_ID, N_CLASSES, NO_BITSETS, as_tree, make_rows, make_statistics, mixed_forest, random_tree,
         range_problem,
     )

@@ -17,9 +17,9 @@ from gpuforest.kernels.cpu import histogram as cpu_histogram
 from gpuforest.kernels.cuda import histogram as cuda_histogram
 
 try:
-    from .test_kernels_cpu import MAX_COUNT, make_statistics, random_feature_mask
+    from .kernel_problems import MAX_COUNT, make_statistics, random_feature_mask
 except ImportError:
-    from test_kernels_cpu import MAX_COUNT, make_statistics, random_feature_mask
+    from kernel_problems import MAX_COUNT, make_statistics, random_feature_mask
 
 
 # --- problem generator (shared with test_kernels_cuda_splitting.py) ---------------------------

@@ -30,11 +30,11 @@ from gpuforest.tree import CATEGORY_WORDS
 
 try:
     from . import reference as ref
-    from .test_kernels_cpu import CRITERIA, make_statistics
+    from .kernel_problems import CRITERIA, make_statistics
     from .test_kernels_cuda_histogram import cpu_histograms, cpu_totals, make_batch
 except ImportError:
     import reference as ref
-    from test_kernels_cpu import CRITERIA, make_statistics
+    from kernel_problems import CRITERIA, make_statistics
     from test_kernels_cuda_histogram import cpu_histograms, cpu_totals, make_batch
 
 OUTPUTS = ("gain", "feature", "bin", "missing_left", "left_totals", "next_bin", "categorical", "category_bitset")

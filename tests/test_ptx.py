@@ -207,7 +207,7 @@ def test_kernels_compile_without_spills_at_half_occupancy(report):
     assert len(rows) == 2 * sum(len(names) for names in expected.values())
     for row in rows:
         where = f"{row['module']}.{row['kernel']} {row['arch']}"
-        if row["module"] in ("histogram", "splitting", "partitioning"):
+        if row["module"] in ("histogram", "splitting", "partitioning") and not row["kernel"].endswith("_constrained"):
             assert row["spill_stores"] == 0 and row["spill_loads"] == 0, where
         assert row["occupancy"] >= 0.5, where
         assert row["registers"] > 0, where

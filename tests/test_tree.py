@@ -8,10 +8,10 @@ from gpuforest.tree import CATEGORICAL, MULTIWAY, NUMERIC, NodeForest, Tree, pac
 
 try:
     from . import reference as ref
-    from .test_kernels_cpu import mixed_forest
+    from .kernel_problems import mixed_forest
 except ImportError:
     import reference as ref
-    from test_kernels_cpu import mixed_forest
+    from kernel_problems import mixed_forest
 
 
 def hand_built_tree():

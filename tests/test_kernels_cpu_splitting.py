@@ -1,0 +1,361 @@
+"""Kernel tier, kernels/cpu/splitting.py: the best splits from histograms and from rows, and a brute force over every
+candidate; against the naive reference of ``tests/reference.py``.
+
+Inputs: the small random problems of ``tests/kernel_problems.py``.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from gpuforest import statistics
+from gpuforest.backend import split_constraints
+from gpuforest.tree import CATEGORY_WORDS
+from gpuforest.kernels.cpu import splitting
+
+try:
+    from . import reference as ref
+    from .kernel_problems import (
+        CRITERIA, make_rows, make_statistics, reference_histograms, reference_totals, tree_statistics,
+    )
+except ImportError:
+    import reference as ref
+    from kernel_problems import (
+        CRITERIA, make_rows, make_statistics, reference_histograms, reference_totals, tree_statistics,
+    )
+
+
+def run_split_kernels(rows, stats, totals, masks, min_samples_leaf, min_weight_leaf, rng, draws=None):
+    """Both split kernels on the same nodes; returns their outputs as two dicts.
+
+    ``draws`` (n_nodes, n_features) asks for random thresholds; ``None``, for the best ones.
+    """
+    n_nodes, n_slots = totals.shape
+    if draws is None:
+        draws = np.empty((0, masks.shape[1]))
+    node_hist = reference_histograms(rows, stats)
+    # Histograms at shuffled rows among unrelated ones, to check the hist_rows indirection.
+    n_hist = n_nodes + 3
+    hist = rng.integers(-(10**6), 10**6, (n_hist,) + node_hist.shape[1:])
+    hist_rows = rng.permutation(n_hist)[:n_nodes].astype(np.int64)
+    hist[hist_rows] = node_hist
+
+    def outputs():
+        return {
+            "gain": np.full(n_nodes, 99.0),
+            "feature": np.full(n_nodes, 99, dtype=np.int32),
+            "bin": np.full(n_nodes, 99, dtype=np.int32),
+            "missing_left": np.ones(n_nodes, dtype=bool),
+            "left_totals": np.full((n_nodes, n_slots), 99, dtype=np.int64),
+            "next_bin": np.full(n_nodes, 99, dtype=np.int32),
+            "categorical": np.ones(n_nodes, dtype=bool),
+            "category_bitset": np.full((n_nodes, CATEGORY_WORDS), 99, dtype=np.uint32),
+        }
+
+    common_args = (
+        stats.criterion, stats.inv_scales, stats.regularization, min_samples_leaf, min_weight_leaf,
+        *split_constraints(None, None, masks.shape),
+    )
+    no_categorical = np.empty(0, dtype=np.int32)
+    bin_values = ref.skewed_bin_values(masks.shape[1], rows["missing_bin"] + 1)
+    from_hist = outputs()
+    splitting.find_best_splits_from_histograms(
+        hist, hist_rows, totals, masks, no_categorical, draws, bin_values, rows["n_bins_non_missing"],
+        rows["missing_bin"], *common_args, *from_hist.values(),
+    )
+    from_rows = outputs()
+    splitting.find_best_splits_from_rows(
+        rows["X_binned"], rows["sample_indices"], rows["node_start"], rows["node_stop"], rows["node_tree"],
+        rows["sample_counts"], stats.row_slot, stats.row_stats, stats.stats_stride, totals, masks, no_categorical,
+        draws, bin_values, rows["missing_bin"],
+        *common_args, *from_rows.values(),
+    )
+    return from_hist, from_rows
+
+
+def reference_splits(rows, stats, criterion, totals, masks, min_samples_leaf, min_weight_leaf):
+    expected = []
+    n_samples = rows["X_binned"].shape[0]
+    for node in range(totals.shape[0]):
+        node_rows = ref.node_rows(rows["sample_indices"], rows["node_start"], rows["node_stop"], node)
+        tree = rows["node_tree"][node]
+        expected.append(
+            ref.best_split(
+                criterion, rows["X_binned"], node_rows,
+                rows["sample_counts"][tree], *tree_statistics(stats, tree, n_samples), totals[node],
+                masks[node], rows["n_bins_non_missing"], rows["missing_bin"], stats.inv_scales,
+                stats.regularization, min_samples_leaf, min_weight_leaf[node],
+            )
+        )
+    return expected
+
+
+def assert_split_matches(result, expected, node, label):
+    where = f"{label}, node {node}"
+    assert result["feature"][node] == expected["feature"], where
+    assert result["bin"][node] == expected["bin"], where
+    assert bool(result["missing_left"][node]) == bool(expected["missing_left"]), where
+    np.testing.assert_array_equal(result["left_totals"][node], expected["left_totals"], err_msg=where)
+    assert result["next_bin"][node] == expected["next_bin"], where
+    gain = result["gain"][node]
+    if expected["feature"] == ref.NO_SPLIT:
+        assert gain == -math.inf, where
+    else:
+        tolerance = 1e-9 * abs(expected["gain"]) + 1e-12 * expected["scale"]
+        assert abs(gain - expected["gain"]) <= tolerance, (where, gain, expected["gain"])
+
+
+SPLIT_SETTINGS = [
+    # seed, min_samples_leaf, min_weight_leaf as a fraction of the node's weight
+    (0, 1, 0.0),
+    (1, 1, 0.0),
+    (2, 3, 0.1),
+    (3, 5, 0.25),
+    (4, 2, 0.4),
+]
+
+
+@pytest.mark.parametrize("n_trees", [None, 2])  # statistics shared by the trees, or per tree
+@pytest.mark.parametrize("criterion", CRITERIA)
+@pytest.mark.parametrize("seed, min_samples_leaf, weight_fraction", SPLIT_SETTINGS)
+def test_best_splits_match_brute_force(criterion, seed, min_samples_leaf, weight_fraction, n_trees):
+    rng = np.random.default_rng(1000 * seed + CRITERIA.index(criterion))
+    rows = make_rows(rng)
+    stats = make_statistics(
+        rng, criterion, rows["X_binned"].shape[0], l2_regularization=1.5 * (seed % 2),
+        l1_regularization=0.5 * (seed % 3), n_trees=n_trees,
+    )
+    totals = reference_totals(rows, stats)
+    n_nodes, n_features = totals.shape[0], rows["X_binned"].shape[1]
+    masks = rng.random((n_nodes, n_features)) < 0.7
+    masks[0] = True
+    masks[-1] = False  # no feature at all: no split
+    masks[1, 0] = False  # the feature that never misses is excluded
+    weights = np.array([ref.node_stats(criterion, t, stats.inv_scales)["W"] for t in totals])
+    min_weight_leaf = weight_fraction * weights
+
+    from_hist, from_rows = run_split_kernels(rows, stats, totals, masks, min_samples_leaf, min_weight_leaf, rng)
+    expected = reference_splits(rows, stats, criterion, totals, masks, min_samples_leaf, min_weight_leaf)
+
+    for node in range(n_nodes):
+        assert_split_matches(from_hist, expected[node], node, "from_histograms")
+        assert_split_matches(from_rows, expected[node], node, "from_rows")
+        if expected[node]["feature"] != ref.NO_SPLIT:
+            assert masks[node, expected[node]["feature"]]
+    # The two paths agree bit for bit.
+    for key in from_hist:
+        np.testing.assert_array_equal(from_hist[key], from_rows[key], err_msg=key)
+    assert expected[-1]["feature"] == ref.NO_SPLIT
+    if weight_fraction < 0.4:
+        assert sum(e["feature"] != ref.NO_SPLIT for e in expected) >= 3  # the test is not vacuous
+
+
+@pytest.mark.parametrize("criterion", CRITERIA)
+def test_best_splits_respect_constraints(criterion):
+    """The chosen split leaves both children at least min_samples_leaf rows and min_weight_leaf weight."""
+    rng = np.random.default_rng(77 + CRITERIA.index(criterion))
+    rows = make_rows(rng, n_samples=80)
+    stats = make_statistics(rng, criterion, rows["X_binned"].shape[0], l2_regularization=0.5, l1_regularization=0.3)
+    totals = reference_totals(rows, stats)
+    masks = np.ones((totals.shape[0], rows["X_binned"].shape[1]), dtype=bool)
+    min_samples_leaf = 6
+    weights = np.array([ref.node_stats(criterion, t, stats.inv_scales)["W"] for t in totals])
+    min_weight_leaf = 0.3 * weights
+    from_hist, from_rows = run_split_kernels(rows, stats, totals, masks, min_samples_leaf, min_weight_leaf, rng)
+    expected = reference_splits(rows, stats, criterion, totals, masks, min_samples_leaf, min_weight_leaf)
+    n_split = 0
+    for node in range(totals.shape[0]):
+        assert_split_matches(from_hist, expected[node], node, "from_histograms")
+        assert_split_matches(from_rows, expected[node], node, "from_rows")
+        if from_hist["feature"][node] == ref.NO_SPLIT:
+            # Then no candidate at all satisfies the constraints.
+            assert not any(c["valid"] for c in expected[node]["candidates"])
+            continue
+        n_split += 1
+        left = from_hist["left_totals"][node]
+        right = totals[node] - left
+        for side in (left, right):
+            assert side[-1] >= min_samples_leaf
+            assert ref.node_stats(criterion, side, stats.inv_scales)["W"] >= min_weight_leaf[node]
+    assert n_split >= 1
+
+
+def test_split_ties_go_to_lowest_feature_and_missing_right():
+    """Duplicated features tie: the lowest wins. Missing rows of zero weight tie: they go right."""
+    rng = np.random.default_rng(5)
+    n_samples = 40
+    base = rng.integers(0, 6, n_samples)
+    X_binned = np.empty((n_samples, 3), dtype=np.uint8, order="F")
+    X_binned[:, 0] = rng.integers(0, 6, n_samples)  # noise
+    X_binned[:, 1] = base
+    X_binned[:, 2] = base
+    y = (base >= 3).astype(np.int64)  # feature 1 (and 2) split perfectly at bin 2
+    weight = np.ones(n_samples)
+    missing_rows = rng.choice(n_samples, 5, replace=False)
+    weight[missing_rows] = 0.0
+    X_binned[missing_rows, 1:] = 7  # missing in both duplicated features, weightless
+    stats = statistics.classification_statistics("gini", y, 2, weight)
+    rows = {
+        "X_binned": X_binned,
+        "sample_indices": np.arange(n_samples, dtype=np.int32),
+        "sample_counts": np.ones((1, n_samples), dtype=np.int32),
+        "node_start": np.array([0], dtype=np.int64),
+        "node_stop": np.array([n_samples], dtype=np.int64),
+        "node_tree": np.array([0], dtype=np.int64),
+        "n_bins_non_missing": np.array([6, 6, 6], dtype=np.int32),
+        "missing_bin": 7,
+        "max_bins": 8,
+    }
+    totals = reference_totals(rows, stats)
+    masks = np.ones((1, 3), dtype=bool)
+    min_weight_leaf = np.zeros(1)
+    from_hist, from_rows = run_split_kernels(rows, stats, totals, masks, 1, min_weight_leaf, rng)
+    expected = reference_splits(rows, stats, "gini", totals, masks, 1, min_weight_leaf)[0]
+    assert (expected["feature"], expected["bin"], expected["missing_left"]) == (1, 2, False)
+    for result, label in ((from_hist, "from_histograms"), (from_rows, "from_rows")):
+        assert_split_matches(result, expected, 0, label)
+
+
+@pytest.mark.parametrize(
+    "bins, expected_missing_left",
+    [([0, 0, 0, 1, 1], True), ([0, 0, 1, 1, 1], False), ([0, 0, 1, 1], True)],
+)
+def test_missing_direction_without_missing_values_follows_the_majority(bins, expected_missing_left):
+    """No missing value in the node: future ones go to the child with more rows, ties left."""
+    n_samples = len(bins)
+    X_binned = np.asfortranarray(np.array(bins, dtype=np.uint8)[:, None])
+    y = np.array(bins, dtype=np.int64)
+    stats = statistics.classification_statistics("gini", y, 2, np.ones(n_samples))
+    rows = {
+        "X_binned": X_binned,
+        "sample_indices": np.arange(n_samples, dtype=np.int32),
+        "sample_counts": np.full((1, n_samples), 2, dtype=np.int32),
+        "node_start": np.array([0], dtype=np.int64),
+        "node_stop": np.array([n_samples], dtype=np.int64),
+        "node_tree": np.array([0], dtype=np.int64),
+        "n_bins_non_missing": np.array([2], dtype=np.int32),
+        "missing_bin": 3,
+        "max_bins": 4,
+    }
+    totals = reference_totals(rows, stats)
+    masks = np.ones((1, 1), dtype=bool)
+    rng = np.random.default_rng(0)
+    from_hist, from_rows = run_split_kernels(rows, stats, totals, masks, 1, np.zeros(1), rng)
+    expected = reference_splits(rows, stats, "gini", totals, masks, 1, np.zeros(1))[0]
+    assert (expected["feature"], expected["bin"], expected["missing_left"]) == (0, 0, expected_missing_left)
+    for result, label in ((from_hist, "from_histograms"), (from_rows, "from_rows")):
+        assert_split_matches(result, expected, 0, label)
+
+
+def reference_random_splits(rows, stats, criterion, totals, masks, draws, min_samples_leaf, min_weight_leaf):
+    expected = []
+    n_samples = rows["X_binned"].shape[0]
+    for node in range(totals.shape[0]):
+        node_rows = ref.node_rows(rows["sample_indices"], rows["node_start"], rows["node_stop"], node)
+        tree = rows["node_tree"][node]
+        expected.append(
+            ref.random_threshold_split(
+                criterion, rows["X_binned"], node_rows,
+                rows["sample_counts"][tree], *tree_statistics(stats, tree, n_samples), totals[node],
+                masks[node], draws[node], rows["n_bins_non_missing"], rows["missing_bin"], stats.inv_scales,
+                stats.regularization, min_samples_leaf, min_weight_leaf[node],
+                ref.skewed_bin_values(masks.shape[1], rows["missing_bin"] + 1),
+            )
+        )
+    return expected
+
+
+RANDOM_SPLIT_SETTINGS = [
+    # criterion, seed, min_samples_leaf, min_weight_leaf as a fraction of the node's weight
+    ("gini", 0, 1, 0.0),
+    ("entropy", 1, 1, 0.0),
+    ("misclassification", 2, 2, 0.0),
+    ("squared_error", 3, 1, 0.1),
+    ("poisson", 4, 1, 0.0),
+    ("newton", 5, 1, 0.0),
+    ("gini", 6, 6, 0.0),  # min_samples_leaf rejects many random thresholds
+    ("squared_error", 7, 8, 0.2),
+]
+
+
+@pytest.mark.parametrize("n_trees", [None, 2])  # statistics shared by the trees, or per tree
+@pytest.mark.parametrize("criterion, seed, min_samples_leaf, weight_fraction", RANDOM_SPLIT_SETTINGS)
+def test_random_threshold_splits_match_reference(criterion, seed, min_samples_leaf, weight_fraction, n_trees):
+    rng = np.random.default_rng(2000 + seed)
+    rows = make_rows(rng)
+    stats = make_statistics(
+        rng, criterion, rows["X_binned"].shape[0], l2_regularization=1.0 * (seed % 2),
+        l1_regularization=0.5 * (seed % 2), n_trees=n_trees,
+    )
+    totals = reference_totals(rows, stats)
+    n_nodes, n_features = totals.shape[0], rows["X_binned"].shape[1]
+    masks = rng.random((n_nodes, n_features)) < 0.8
+    masks[0] = True
+    masks[-1] = False  # no feature at all: no split
+    draws = ref.threshold_draws(seed, rows["node_tree"], np.arange(n_nodes), n_features)
+    draws[0, 0] = np.nextafter(1.0, 0.0)  # the largest draw still falls below hi
+    weights = np.array([ref.node_stats(criterion, t, stats.inv_scales)["W"] for t in totals])
+    min_weight_leaf = weight_fraction * weights
+
+    from_hist, from_rows = run_split_kernels(
+        rows, stats, totals, masks, min_samples_leaf, min_weight_leaf, rng, draws
+    )
+    expected = reference_random_splits(rows, stats, criterion, totals, masks, draws, min_samples_leaf, min_weight_leaf)
+    best = reference_splits(rows, stats, criterion, totals, masks, min_samples_leaf, min_weight_leaf)
+    for node in range(n_nodes):
+        assert_split_matches(from_hist, expected[node], node, "from_histograms")
+        assert_split_matches(from_rows, expected[node], node, "from_rows")
+        if expected[node]["feature"] != ref.NO_SPLIT:
+            # The random threshold of the chosen feature, which never beats the best split.
+            assert expected[node]["bin"] == expected[node]["thresholds"][expected[node]["feature"]]
+            assert expected[node]["gain"] <= best[node]["gain"] + 1e-9 * best[node]["scale"]
+    for key in from_hist:
+        np.testing.assert_array_equal(from_hist[key], from_rows[key], err_msg=key)
+    assert expected[-1]["feature"] == ref.NO_SPLIT
+    assert sum(e["feature"] != ref.NO_SPLIT for e in expected) >= 2  # the test is not vacuous
+    # Some random threshold differs from the best one, so the mode is really in use.
+    assert any(e["feature"] != b["feature"] or e["bin"] != b["bin"] for e, b in zip(expected, best))
+    if min_samples_leaf > 1:
+        # A random threshold that min_samples_leaf rejects: its feature gives no split.
+        rejected = [
+            c for e in expected for c in e["candidates"] if not c["valid"] and c["left"][-1] < min_samples_leaf
+        ]
+        assert rejected
+
+
+def test_random_thresholds_stay_between_the_lowest_and_highest_bins():
+    """Over many draws every occupied bin in [lo, hi) is chosen, never hi; one occupied bin gives no split."""
+    n_samples = 12
+    # Feature 0: bins 1, 3, 4, 6 occupied (lo = 1, hi = 6); feature 1: bin 2 only, and missing values.
+    X_binned = np.asfortranarray(np.array(
+        [[1, 2], [1, 7], [3, 2], [3, 2], [4, 7], [4, 2], [6, 2], [6, 2], [1, 2], [3, 7], [4, 2], [6, 2]],
+        dtype=np.uint8,
+    ))
+    y = np.arange(n_samples) % 2
+    stats = statistics.classification_statistics("gini", y, 2, np.ones(n_samples))
+    n_nodes = 200
+    rows = {
+        "X_binned": X_binned,
+        "sample_indices": np.arange(n_samples, dtype=np.int32),
+        "sample_counts": np.ones((1, n_samples), dtype=np.int32),
+        "node_start": np.zeros(n_nodes, dtype=np.int64),
+        "node_stop": np.full(n_nodes, n_samples, dtype=np.int64),
+        "node_tree": np.zeros(n_nodes, dtype=np.int64),
+        "n_bins_non_missing": np.array([7, 7], dtype=np.int32),
+        "missing_bin": 7,
+        "max_bins": 8,
+    }
+    totals = np.repeat(reference_totals(rows, stats)[:1], n_nodes, axis=0)
+    masks = np.ones((n_nodes, 2), dtype=bool)
+    draws = ref.threshold_draws(3, rows["node_tree"], np.arange(n_nodes), 2)
+    from_hist, from_rows = run_split_kernels(
+        rows, stats, totals, masks, 1, np.zeros(n_nodes), np.random.default_rng(0), draws
+    )
+    for result in (from_hist, from_rows):
+        np.testing.assert_array_equal(result["feature"], 0)
+        assert set(result["bin"]) == {1, 3, 4}
+    # Bin values b**3 (ref.skewed_bin_values): the threshold t = 1 + 215 u, uniform between the values of
+    # bins 1 and 6, falls in bin 1 or 2 below 27 (candidate 1), in bin 3 below 64 (candidate 3), else in 4 or 5.
+    threshold = (1 - draws[:, 0]) * 1.0 + draws[:, 0] * 216.0
+    np.testing.assert_array_equal(from_hist["bin"], np.select([threshold < 27, threshold < 64], [1, 3], 4))
