@@ -85,3 +85,15 @@ def chunking(request, monkeypatch):
     if request.param == "several tasks per node":
         monkeypatch.setattr(chunks, "MIN_CHUNK_ROWS", 1)
     return request.param
+
+
+@pytest.fixture(params=["full", "one_block"])
+def grid(request, monkeypatch):
+    """Each CUDA kernel at its normal launch size, and squeezed into a single block."""
+    from gpuforest.kernels.cuda import binning, launch, sampling
+
+    if request.param == "one_block":
+        monkeypatch.setattr(launch, "MAX_BLOCKS", 1)
+        for module in (binning, sampling):
+            monkeypatch.setattr(module, "MAX_BLOCKS", 1)
+    return request.param

@@ -13,9 +13,9 @@ from gpuforest.kernels.cpu import multiway
 from gpuforest.kernels.cuda import multiway as cuda_multiway
 
 try:
-    from .test_kernels_cuda import assert_all_equal, run_both
+    from .cuda_twins import assert_all_equal, run_both
 except ImportError:
-    from test_kernels_cuda import assert_all_equal, run_both
+    from cuda_twins import assert_all_equal, run_both
 
 N_CLASSES = 3
 WEIGHT_SCALE = 0.5  # class slots hold weights in units of 0.5
