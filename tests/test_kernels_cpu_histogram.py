@@ -189,23 +189,6 @@ def test_build_histograms_with_packed_counts_matches_reference(n_trees, unit_cou
         build_rows_histograms(rows, stats, mask, hist, count_bits=6)
 
 
-@pytest.mark.parametrize("constant", [False, True])
-def test_newton_statistics_leave_the_count_bits_free(constant):
-    """The packed statistic's scale keeps ``(sum << count_bits) + count`` within int64 for every
-    subset of rows, at the largest multiplicity; the other one uses its 62 bits."""
-    rng = np.random.default_rng(186)
-    n_samples, max_multiplicity = 1000, 3
-    gradients = rng.normal(size=n_samples) * 1e5
-    hessians = np.full(n_samples, 2.5) if constant else rng.uniform(0.0, 1e-3, n_samples)
-    stats = statistics.newton_statistics(gradients, hessians, 0.0, max_multiplicity=max_multiplicity)
-    assert stats.count_bits == 10 and (stats.constant_hessian is not None) == constant
-    packed, other = (0, 1) if constant else (1, 0)
-    packed_sum = int(np.abs(stats.row_stats[:, packed]).sum()) * max_multiplicity
-    assert 2**61 < packed_sum << stats.count_bits <= 2**62
-    if not constant:
-        assert 2**61 < int(np.abs(stats.row_stats[:, other]).sum()) * max_multiplicity <= 2**62
-
-
 @pytest.mark.parametrize("seed", range(3))
 def test_subtract_histograms_gives_the_sibling(seed):
     rng = np.random.default_rng(200 + seed)
