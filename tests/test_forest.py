@@ -22,7 +22,7 @@ from gpuforest import (
 from gpuforest.forest import BYTES_PER_TREE_ROW, BaseForest
 
 import reference
-from test_cuda_backend import TREE_ARRAYS, tiny_data
+from test_backend import TREE_ARRAYS, tiny_data
 
 CLASSIFIERS = (RandomForestClassifier, ExtraTreesClassifier)
 REGRESSORS = (RandomForestRegressor, ExtraTreesRegressor)

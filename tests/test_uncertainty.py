@@ -80,7 +80,7 @@ def test_predict_return_std_is_the_corrected_infinitesimal_jackknife(regressor):
 
 
 def test_simulated_gpu_equals_cpu(regressor):
-    """The CPU's trees (the simulator grows them bit for bit, test_cuda_backend.py) routed and counted on the GPU."""
+    """The CPU's trees (the simulator grows them bit for bit, test_backend.py) routed and counted on the GPU."""
     cpu = regressor[0]
     cuda = copy.copy(cpu)
     cuda.device_ = "cuda"

@@ -1,4 +1,5 @@
-"""Estimators on device='cuda' (numba's CUDA simulator here) equal device='cpu', bit for bit.
+"""gpuforest/backend.py: estimators on the CUDA backend (numba's CUDA simulator here) equal those on the CPU
+backend, bit for bit; the backend's packed copies, and its counts of launches and copies per level.
 
 The simulator runs every CUDA thread in Python, so the data are tiny; the real
 device runs the same comparison in tests/gpu/.
