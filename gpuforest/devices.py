@@ -1,5 +1,7 @@
 """What devices there are: NVIDIA GPUs through NVML (pynvml), and free memory per backend."""
 
+import ctypes
+import ctypes.util
 from dataclasses import dataclass
 
 import psutil
@@ -64,6 +66,28 @@ def show_devices(file=None):
 def host_free_memory_bytes():
     """Memory the CPU backend may use (available RAM)."""
     return int(psutil.virtual_memory().available)
+
+
+def _malloc_trim():
+    """glibc's ``malloc_trim``, or None on another C library."""
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c")).malloc_trim
+    except (OSError, AttributeError, TypeError):
+        return None
+
+
+_MALLOC_TRIM = _malloc_trim()
+
+
+def release_free_host_memory():
+    """Give the C heap's free pages back to the system (glibc's ``malloc_trim``; nothing elsewhere).
+
+    A forest's trees, allocated batch after batch among the batches' temporaries,
+    pin the heap: memory freed below them stays resident, and a fit's resident
+    memory grows by every batch's temporaries, not by one's.
+    """
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
 
 
 def _text(value):

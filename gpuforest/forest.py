@@ -42,6 +42,7 @@ from .decision_tree import (
     validate_fit_data,
     validate_predict_data,
 )
+from .devices import release_free_host_memory
 from .fitting import BinnedTraining, fit_bin_mapper, refit_bin_mapper
 from .model_io import ModelFileMixin
 from .margins import ForestMargins
@@ -74,7 +75,7 @@ BYTES_PER_TREE_ROW = 13
 # (n_samples x n_features x 4), or MIN_BATCH_BYTES for small inputs: the fit's peak memory
 # follows the data's size, not the machine's, at hardly any cost in speed (the work per
 # tree-row is the same in any batch; a batch of a few trees still fills every core).
-BATCH_BYTES_PER_INPUT_BYTE = 0.5
+BATCH_BYTES_PER_INPUT_BYTE = 0.25
 MIN_BATCH_BYTES = 32 * 1024 * 1024
 # Prediction gathers (rows, trees, values) float64 blocks of about this size.
 PREDICT_BLOCK_BYTES = 64 * 1024 * 1024
@@ -260,6 +261,7 @@ class BaseForest(
         bar = progress_bar(self.verbose, n_trees, "tree", type(self).__name__)
         workspace = {}  # the growers' buffers, reused by every batch
         for start, count in self._batches(backend, first_tree, n_trees, n_samples, n_features):
+            release_free_host_memory()  # the binning's and the previous batch's temporaries
             counts = self._sample_counts(backend, start, count, n_samples)
             batch_stats = stats
             if per_tree_stats:  # one tree per batch: its own class weights

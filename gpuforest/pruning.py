@@ -144,7 +144,7 @@ def prune_to_leaves(tree, cut, raised=None):
     for name in ("children_left", "children_right"):
         children = getattr(tree, name)[old]
         setattr(pruned, name, np.where(split, new_index[standing[children]], TREE_LEAF).astype(children.dtype))
-    pruned.node_depth = np.repeat(np.arange(len(levels)), [level.shape[0] for level in levels])
+    pruned.node_depth = np.repeat(np.arange(len(levels), dtype=np.int32), [level.shape[0] for level in levels])
     leaf = ~split
     pruned.feature[leaf] = TREE_UNDEFINED
     pruned.threshold[leaf] = TREE_UNDEFINED

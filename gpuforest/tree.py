@@ -43,6 +43,7 @@ trees (``CompleteForest``), the layout of boosting's raw scores (numeric
 splits only: a tree with another split kind keeps the node arrays).
 """
 
+import mmap
 from typing import NamedTuple
 
 import numpy as np
@@ -63,6 +64,8 @@ COMPLETE_MAX_DEPTH = 10
 # Nodes packed together at most (pack_forest): packing's temporaries, about 200 bytes a node, stay
 # near 50 MiB whatever the size of the forest.
 PACK_GROUP_NODES = 1 << 18
+# Smallest array that untouched_zeros maps on its own.
+UNTOUCHED_MIN_BYTES = 64 * 1024
 
 
 class Tree:
@@ -110,13 +113,13 @@ class Tree:
         self.bin_threshold = bin_threshold
         self.missing_go_to_left = missing_go_to_left
         self.split_type = np.full(children_left.shape[0], NUMERIC, dtype=np.uint8)
-        self.category_bitset = np.zeros((children_left.shape[0], CATEGORY_WORDS), dtype=np.uint32)
+        self.category_bitset = untouched_zeros((children_left.shape[0], CATEGORY_WORDS), np.uint32)
         self.set_surrogates(0)
         self.value = value
         self.impurity = impurity
         self.n_node_samples = n_node_samples
         self.weighted_n_node_samples = weighted_n_node_samples
-        self.node_depth = depth
+        self.node_depth = np.asarray(depth, dtype=np.int32)
         self.missing_fractional = False
 
     def set_surrogates(self, max_surrogates):
@@ -152,7 +155,7 @@ class Tree:
         self.n_node_samples = self.n_node_samples.astype(np.int64)
         if "surrogate_feature" not in state:
             self.set_surrogates(0)
-        self.category_bitset = np.zeros((self.node_count, CATEGORY_WORDS), dtype=np.uint32)
+        self.category_bitset = untouched_zeros((self.node_count, CATEGORY_WORDS), np.uint32)
         self.category_bitset[self.split_type == CATEGORICAL] = categorical_bitset
         self.node_depth = _node_depths(self.children_left, self.children_right)
 
@@ -267,6 +270,21 @@ def pack_node_info(feature, missing_go_left, children_left, split_type=NUMERIC):
     return packed | (np.asarray(split_type).astype(np.int64) << 1) | missing_go_left.astype(np.int64)
 
 
+def untouched_zeros(shape, dtype):
+    """A writable array of zeros whose pages take no memory until written (``category_bitset``, written only
+    at categorical splits). ``np.zeros`` (calloc) gives no such promise: once glibc has raised its mmap
+    threshold, as it does after freeing large blocks, calloc takes reused heap memory and writes its zeros. An
+    array of at least ``UNTOUCHED_MIN_BYTES`` is an anonymous ``mmap`` (one mapping each: small arrays, such as
+    boosting's trees', keep ``np.zeros``), or ``np.zeros`` where the system refuses another mapping."""
+    n_bytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    if n_bytes >= UNTOUCHED_MIN_BYTES:
+        try:
+            return np.frombuffer(mmap.mmap(-1, n_bytes), dtype=dtype).reshape(shape)
+        except OSError:
+            pass
+    return np.zeros(shape, dtype=dtype)
+
+
 def pack_split_values(split_type, threshold, children_left, children_right, category_bitset):
     """What the prediction kernels read of each split besides ``pack_node_info``: ``(split_value, bitsets)``.
 
@@ -307,8 +325,8 @@ def _children_of(parents, children_left, children_right):
 
 
 def _node_depths(children_left, children_right):
-    """Depth of every node (root 0), one level at a time; shape (node_count,), int64."""
-    depth = np.zeros(children_left.shape[0], dtype=np.int64)
+    """Depth of every node (root 0), one level at a time; shape (node_count,), int32."""
+    depth = np.zeros(children_left.shape[0], dtype=np.int32)
     parents = np.zeros(1, dtype=np.int64)
     while parents.shape[0]:
         parents = parents[children_left[parents] != TREE_LEAF]
@@ -570,22 +588,38 @@ def pack_complete_forest(trees, max_depth=COMPLETE_MAX_DEPTH):
     return CompleteForest(tree_offsets, depth, feature, threshold, missing_go_right, value)
 
 
+class _PackOnFirstUse:
+    """``pack_forest`` of some trees, built on first use and kept: a fit holds only its trees (packing doubles
+    their memory for a while), and prediction, which builds it, leaves the estimator's ``__dict__`` equal."""
+
+    __slots__ = ("trees", "packed")
+
+    def __init__(self, trees):
+        self.trees = tuple(trees)
+        self.packed = None
+
+    def get(self):
+        if self.packed is None:
+            self.packed = pack_forest(self.trees)
+        return self.packed
+
+
 class PackedTreesMixin:
-    """``_packed``, ``pack_forest`` of an ensemble's ``trees_`` (built by ``_pack_trees`` at the end of ``fit``),
-    left out of pickles and rebuilt on loading: each tree is stored once, in ``trees_``. The ``_bin_mapper`` is
+    """``_packed``, ``pack_forest`` of an ensemble's ``trees_`` (set up by ``_pack_trees`` at the end of ``fit``,
+    built on first use), left out of pickles: each tree is stored once, in ``trees_``. The ``_bin_mapper`` is
     left out too: prediction reads the trees' raw thresholds only, and a warm start refits the bins on its ``X``
     (``refit_bin_mapper``), so a pickle is no larger than scikit-learn's."""
 
     def _pack_trees(self):
-        self._packed = pack_forest(self.trees_)
+        self._packed = _PackOnFirstUse(self.trees_)
 
     def _packed_trees(self):
-        """``_packed``; while ``fit`` adds trees (a callback that predicts), the current trees packed anew and
-        not kept, so that prediction leaves the estimator unchanged."""
+        """``pack_forest`` of ``trees_``; while ``fit`` adds trees (a callback that predicts), the current trees
+        packed anew and not kept, so that prediction leaves the estimator unchanged."""
         packed = getattr(self, "_packed", None)
-        if packed is None or packed._trees != tuple(self.trees_):
+        if packed is None or packed.trees != tuple(self.trees_):
             return pack_forest(self.trees_)
-        return packed
+        return packed.get()
 
     def __getstate__(self):
         state = dict(super().__getstate__())  # a copy: scikit-learn's is the instance's own dict

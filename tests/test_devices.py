@@ -1,11 +1,14 @@
 """Device listing through NVML, with NVML replaced by a fake where there is no GPU."""
 
 import io
+from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pynvml
+import pytest
 
-from gpuforest import show_devices
+from gpuforest import devices, show_devices
 from gpuforest.devices import list_devices
 
 
@@ -48,3 +51,21 @@ def test_no_driver_means_no_devices(monkeypatch):
     out = io.StringIO()
     assert show_devices(file=out) == [] and list_devices() == []
     assert "No NVIDIA GPU found" in out.getvalue()
+
+
+def _resident_mib():
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmRSS")) / 1024
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists() or devices._MALLOC_TRIM is None, reason="glibc on Linux")
+def test_release_free_host_memory_returns_the_heap_pages_freed_below_live_blocks():
+    # A freed 32 MiB block raises glibc's mmap threshold: the next blocks come from the heap, as a fit's do.
+    np.ones(32 << 20, dtype=np.uint8)
+    blocks = [np.ones(256 << 10, dtype=np.uint8) for _ in range(256)]  # 64 MiB, on the heap
+    pins = [np.ones(256 << 10, dtype=np.uint8)]  # allocated last: the heap cannot shrink below it
+    del blocks
+    before = _resident_mib()
+    devices.release_free_host_memory()
+    assert before - _resident_mib() > 32
+    assert pins[0].sum() == 256 << 10

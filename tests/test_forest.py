@@ -261,8 +261,8 @@ MIB = 1024 * 1024
 @pytest.mark.parametrize(
     "n_samples, n_features, n_trees, free_bytes, budget",
     [
-        (1_000_000, 28, 100, 64 * 1024 * MIB, 0.5 * 4 * 1_000_000 * 28),  # half the float32 input
-        (5_000_000, 10, 500, 64 * 1024 * MIB, 0.5 * 4 * 5_000_000 * 10),
+        (1_000_000, 28, 100, 64 * 1024 * MIB, 0.25 * 4 * 1_000_000 * 28),  # a quarter of the float32 input
+        (5_000_000, 10, 500, 64 * 1024 * MIB, 0.25 * 4 * 5_000_000 * 10),
         (20_000, 4, 100, 64 * 1024 * MIB, 32 * MIB),  # small inputs: the floor
         (1_000_000, 28, 100, 100 * MIB, 25 * MIB),  # little free memory: a quarter of it
         (10_000_000, 1, 10, 64 * 1024 * MIB, 32 * MIB),  # not even one tree fits: one tree

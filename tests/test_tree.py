@@ -1,10 +1,18 @@
 """``Tree.apply``, ``decision_path`` and the packed layouts on trees with categorical and multiway splits."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
+from sklearn.datasets import make_classification
 
+from gpuforest import RandomForestClassifier
 from gpuforest.backend import get_backend
-from gpuforest.tree import CATEGORICAL, MULTIWAY, NUMERIC, NodeForest, Tree, pack_complete_forest, pack_forest
+from gpuforest.devices import release_free_host_memory
+from gpuforest.tree import (
+    CATEGORICAL, CATEGORY_WORDS, MULTIWAY, NUMERIC, NodeForest, Tree, pack_complete_forest, pack_forest,
+    untouched_zeros,
+)
 
 try:
     from . import reference as ref
@@ -143,3 +151,43 @@ def test_feature_importances_of_a_single_leaf_are_zero_as_in_scikit_learn():
     X, y = np.arange(10.0).reshape(5, 2), np.zeros(5)
     expected = SkDecisionTreeClassifier().fit(X, y).feature_importances_
     np.testing.assert_array_equal(DecisionTreeClassifier(device="cpu").fit(X, y).feature_importances_, expected)
+
+
+def _resident_mib():
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmRSS")) / 1024
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="Linux's /proc")
+def test_untouched_zeros_are_writable_zeros_that_take_memory_only_where_written():
+    # A fit's heap: glibc's mmap threshold raised by a freed large block, then blocks freed below a live one and
+    # given back (release_free_host_memory): calloc (np.zeros) reuses that memory and writes its zeros there.
+    np.ones(32 << 20, dtype=np.uint8)
+    blocks = [np.ones(1 << 20, dtype=np.uint8) for _ in range(64)]
+    pin = np.ones(1 << 20, dtype=np.uint8)
+    del blocks
+    release_free_host_memory()
+    before = _resident_mib()
+    arrays = [untouched_zeros((8192, CATEGORY_WORDS), np.uint32) for _ in range(64)]  # 64 MiB
+    for array in arrays:
+        array[100] = 7  # one page written of each
+    assert _resident_mib() - before < 4  # np.zeros: 8 MiB here
+    for array in arrays:
+        assert array.dtype == np.uint32 and array.flags.c_contiguous and array.flags.writeable
+        expected = np.zeros((8192, CATEGORY_WORDS), dtype=np.uint32)
+        expected[100] = 7
+        np.testing.assert_array_equal(array, expected)
+    assert pin.all()
+
+
+def test_ensembles_pack_their_trees_on_first_prediction_and_keep_them():
+    X, y = make_classification(n_samples=300, n_features=6, random_state=0)
+    forest = RandomForestClassifier(n_estimators=5, max_depth=4, random_state=0).fit(X, y)
+    assert forest._packed.packed is None  # a fit holds its trees once
+    state = dict(vars(forest))
+    proba = forest.predict_proba(X)
+    assert vars(forest) == state  # scikit-learn's check_dict_unchanged
+    for kept, fresh in zip(forest._packed.packed, pack_forest(forest.trees_)):
+        np.testing.assert_array_equal(kept, fresh)
+    members = np.mean([tree.predict_proba(X) for tree in forest.estimators_], axis=0)
+    np.testing.assert_allclose(proba, members, atol=1e-12)
