@@ -18,6 +18,7 @@ from gpuforest.kernels import common
 from gpuforest.kernels.common import PURPOSE_COLUMNS
 from gpuforest.kernels.cuda import histogram as cuda_histogram
 from gpuforest.kernels.cuda import splitting as cuda_splitting
+from gpuforest.statistics import newton_statistics
 
 try:
     from . import reference as ref
@@ -551,3 +552,37 @@ def test_trees_with_per_tree_statistics_are_the_trees_grown_one_by_one(case):
         assert tree.node_count > 5
     # Each tree followed its own class's statistics.
     assert len({tree.value.tobytes() for tree in batched}) == n_trees
+
+
+@pytest.mark.parametrize("l1", [0.0, 3.0])
+def test_grower_splits_on_newton_gain(l1):
+    """The grower with Newton statistics (boosting's trees) must split on a positive gain.
+
+    Gradients of the logistic loss at p = 0.5 for y = [x0 > 0.5]: the cut
+    x0 <= 0.5 has a large Newton gain, so a depth-1 tree must have two leaves
+    with values -T(G_L) / (H_L + l2) and -T(G_R) / (H_R + l2), T(G) = sign(G) (|G| - l1)
+    (here |G| > l1 on both sides).
+    """
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(200, 3)).astype(np.float32)
+    y = (X[:, 0] > 0.5).astype(float)
+    g, h, l2 = 0.5 - y, np.full(200, 0.25), 1.0
+    stats = newton_statistics(g, h, l2, l1)
+    backend = CPUBackend()
+    bin_mapper = BinMapper(256).fit(X)
+    rows = backend.row_data(backend.binned_rows(bin_mapper.transform(X, backend)), np.arange(200, dtype=np.int32),
+                            np.ones((1, 200), dtype=np.int32), stats)
+    params = GrowthParams(
+        max_depth=1, min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
+        min_impurity_decrease=0.0, max_leaf_nodes=None, max_features=3, seed=0,
+    )
+    (tree,) = TreeGrower(backend, rows, np.array([0, 200]), bin_mapper, stats, 1, params).grow()
+    assert tree.node_count == 3, "the root was not split although its best Newton gain is positive"
+    assert tree.feature[0] == 0
+    left = X[:, 0] <= tree.threshold[0]
+    np.testing.assert_array_equal(left, X[:, 0] <= 0.5)
+    for child, rows_in in ((tree.children_left[0], left), (tree.children_right[0], ~left)):
+        G = g[rows_in].sum()
+        assert abs(G) > l1
+        np.testing.assert_allclose(tree.value[child, 0, 0], -np.sign(G) * (abs(G) - l1) / (h[rows_in].sum() + l2),
+                                   rtol=1e-9)
