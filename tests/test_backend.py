@@ -119,6 +119,7 @@ for Estimator in (DecisionTreeClassifier, DecisionTreeRegressor):
 """
 
 
+@pytest.mark.quality
 def test_cuda_device_without_gpu():
     """Without the simulator (which tests set) and without a GPU, device='cuda' is a clear error
     and device='auto' falls back to the CPU."""
