@@ -1,6 +1,7 @@
 """Small random problems of the kernel tests, CPU and CUDA: two trees with rows drawn up to three
 times, NaN / missing bins, sample weights (some zero), three classes and the regression and Newton
-statistics built with ``gpuforest.statistics``; random trees of every split kind for prediction.
+statistics built with ``gpuforest.statistics``; random trees of every split kind for prediction; the nodes of
+categorical and multiway splits.
 """
 
 from dataclasses import replace
@@ -8,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 
 from gpuforest import statistics
-from gpuforest.tree import CATEGORICAL, CATEGORY_WORDS, MULTIWAY, NUMERIC, Tree
+from gpuforest.tree import CATEGORICAL, CATEGORY_WORDS, MAX_CATEGORIES, MULTIWAY, NUMERIC, Tree
 from gpuforest.kernels import common
 
 try:
@@ -277,3 +278,191 @@ def float32_edge_thresholds(rng, X, threshold, feature, left):
             threshold[node] = (float(value) + float(above)) / 2
             X[rng.integers(0, X.shape[0], 2), feature[node]] = [value, above]
     return threshold
+
+
+# --- multiway splits (kernels/*/multiway.py) -------------------------------------------------------
+
+WEIGHT_SCALE = 0.5  # class slots hold weights in units of 0.5
+
+
+def multiway_node_rows(rng, n_rows, n_codes, missing_fraction):
+    """Codes (NaN: missing) of each feature, classes and integer weights of one node's rows."""
+    codes = np.stack([rng.integers(0, k, n_rows).astype(float) for k in n_codes], axis=1)
+    codes[rng.random(codes.shape) < missing_fraction] = np.nan
+    return codes, rng.integers(0, N_CLASSES, n_rows), rng.integers(1, 4, n_rows)
+
+
+def multiway_histograms(nodes, n_features, missing_bin):
+    """The histograms (n_nodes, n_features, missing_bin + 1, N_CLASSES + 1) of ``multiway_node_rows``' nodes: class
+    weights and row counts per bin (a value's bin is the value; NaN: ``missing_bin``)."""
+    hist = np.zeros((len(nodes), n_features, missing_bin + 1, N_CLASSES + 1), dtype=np.int64)
+    for node, (codes, classes, weights) in enumerate(nodes):
+        bins = np.where(np.isnan(codes), missing_bin, np.nan_to_num(codes)).astype(np.int64)
+        for feature in range(n_features):
+            np.add.at(hist[node, feature], (bins[:, feature], classes), weights)
+            np.add.at(hist[node, feature], (bins[:, feature], N_CLASSES), 1)
+    return hist
+
+
+def multiway_gain_problem(rng, n_codes=(4, 2, 3, 1), missing_bin=5):
+    """The gain kernels' inputs for nodes made of random rows, and the rows themselves."""
+    nodes = [multiway_node_rows(rng, n_rows, n_codes, missing) for n_rows, missing in
+             ((40, 0.0), (25, 0.2), (9, 0.0), (3, 0.0), (12, 0.5), (30, 0.1))]
+    hist = multiway_histograms(nodes, len(n_codes), missing_bin)
+    feature_mask = rng.random((len(nodes), len(n_codes))) < 0.8
+    feature_mask[0] = True
+    inv_scales = np.array([WEIGHT_SCALE] * N_CLASSES + [1.0])
+    args = [
+        hist, np.arange(len(nodes), dtype=np.int64)[::-1].copy(), hist[:, 0].sum(axis=1)[::-1].copy(),
+        feature_mask[::-1].copy(), np.array(n_codes, dtype=np.int32), missing_bin, common.ENTROPY, inv_scales,
+        (0.0, 0.0), 2, np.full(len(nodes), 1.0), np.empty((len(nodes), len(n_codes))),
+    ]
+    return args, nodes[::-1]
+
+
+C45_MIN_OBJECTS = 2.0
+
+
+def c45_problem(rng, is_categorical=(True, False, True, False), n_bins=(4, 7, 2, 5), missing_bin=8):
+    """``c45_split_gains``' inputs for nodes of random rows (numeric features: bins as ordered values), and the rows."""
+    nodes = [multiway_node_rows(rng, n_rows, n_bins, missing) for n_rows, missing in
+             ((40, 0.0), (25, 0.2), (9, 0.0), (3, 0.0), (12, 0.5), (60, 0.1), (30, 0.0))]
+    hist = multiway_histograms(nodes, len(n_bins), missing_bin)
+    n_nodes, n_features = len(nodes), len(n_bins)
+    n_slots = N_CLASSES + 1
+    feature_mask = rng.random((n_nodes, n_features)) < 0.9
+    feature_mask[0] = True
+    args = [
+        hist, np.arange(n_nodes, dtype=np.int64), hist[:, 0].sum(axis=1), feature_mask,
+        np.array(is_categorical), np.array(n_bins, dtype=np.int32), missing_bin,
+        np.array([WEIGHT_SCALE] * N_CLASSES + [1.0]), C45_MIN_OBJECTS,
+        np.empty((n_nodes * n_features, 2, n_slots), dtype=np.int64), np.empty((n_nodes, n_features)),
+        np.empty((n_nodes, n_features)), np.empty((n_nodes, n_features), dtype=np.int32),
+    ]
+    return args, nodes
+
+
+def multiway_partition_problem(rng, node_sizes, n_codes=(3, 2, 5), missing_bin=7):
+    """X_binned (codes and missing bins), shuffled sample indices, and nodes over disjoint ranges with
+    a gap between them, each with a feature and its number of children."""
+    n_samples = sum(node_sizes) + 2 * len(node_sizes)
+    X_binned = np.asfortranarray(np.stack([rng.integers(0, k, n_samples) for k in n_codes], axis=1).astype(np.uint8))
+    X_binned[rng.random(X_binned.shape) < 0.1] = missing_bin
+    sample_indices = rng.permutation(n_samples).astype(np.int32)
+    node_start = np.cumsum([0] + [size + 2 for size in node_sizes[:-1]]).astype(np.int64)
+    node_stop = node_start + np.array(node_sizes, dtype=np.int64)
+    split_feature = (np.arange(len(node_sizes)) % len(n_codes)).astype(np.int32)
+    n_children = np.array(n_codes, dtype=np.int64)[split_feature]
+    return X_binned, sample_indices, node_start, node_stop, split_feature, n_children
+
+
+def multiway_partition_args(problem):
+    X_binned, sample_indices, node_start, node_stop, split_feature, n_children = problem
+    part_counts = np.empty((node_start.shape[0], int(n_children.max()) + 1), dtype=np.int64)
+    return [X_binned, sample_indices, np.empty_like(sample_indices), node_start, node_stop, split_feature, n_children,
+            part_counts]
+
+
+# --- categorical splits (kernels/*/splitting.py, kernels/*/partitioning.py) -------------------------
+
+CATEGORY_MAX_BINS = 16
+CATEGORY_MISSING_BIN = CATEGORY_MAX_BINS - 1
+
+
+def categorical_rows(rng, n_samples, n_categories, missing_rate=0.15):
+    """One tree's rows, two features: 0 categorical (codes below ``n_categories``, some of them never
+    used), 1 numeric; the nodes: the root and two sub-ranges."""
+    X_binned = np.empty((n_samples, 2), dtype=np.uint8, order="F")
+    used = np.sort(rng.choice(n_categories, max(2, n_categories - 2), replace=False))
+    X_binned[:, 0] = rng.choice(used, n_samples)
+    X_binned[:, 1] = rng.integers(0, CATEGORY_MISSING_BIN, n_samples)
+    X_binned[rng.random((n_samples, 2)) < missing_rate] = CATEGORY_MISSING_BIN
+    half = n_samples // 2
+    return {
+        "X_binned": X_binned,
+        "sample_indices": rng.permutation(n_samples).astype(np.int32),
+        "sample_counts": np.ones((1, n_samples), dtype=np.int32),
+        "node_start": np.array([0, 0, half], dtype=np.int64),
+        "node_stop": np.array([n_samples, half, n_samples], dtype=np.int64),
+        "node_tree": np.zeros(3, dtype=np.int64),
+        "n_bins_non_missing": np.array([n_categories, CATEGORY_MISSING_BIN], dtype=np.int32),
+        "max_bins": CATEGORY_MAX_BINS,
+    }
+
+
+def bitset_codes(bitset):
+    """The codes whose bit is set in one row of ``category_bitset``."""
+    return [code for code in range(MAX_CATEGORIES) if bitset[code // 32] >> (code % 32) & 1]
+
+
+def categorical_partition_problem(rng):
+    """Four disjoint nodes of 90 rows, two categorical splits (missing values left in one, right in the
+    other) and two numeric ones; returns the ``apply_splits`` arguments and the expected partition."""
+    rows = categorical_rows(rng, 90, 12)
+    X_binned, sample_indices = rows["X_binned"], rows["sample_indices"]
+    node_start = np.array([0, 20, 45, 60], dtype=np.int64)
+    node_stop = np.array([20, 45, 60, 90], dtype=np.int64)
+    categorical = np.array([True, False, True, False])
+    feature = np.where(categorical, 0, 1).astype(np.int32)
+    split_bin = np.array([common.NO_SPLIT, 6, common.NO_SPLIT, 3], dtype=np.int32)
+    missing_left = np.array([True, False, False, True])
+    bitset = rng.integers(0, 2**32, (4, CATEGORY_WORDS), dtype=np.uint32) * categorical[:, None]
+    expected = sample_indices.copy()
+    n_left = np.empty(4, dtype=np.int64)
+    for node in range(4):
+        node_rows = sample_indices[node_start[node]:node_stop[node]]
+        bins = X_binned[node_rows, feature[node]].astype(int)
+        if categorical[node]:
+            left = np.isin(bins, bitset_codes(bitset[node]))
+        else:
+            left = bins <= split_bin[node]
+        left = np.where(bins == CATEGORY_MISSING_BIN, missing_left[node], left)
+        expected[node_start[node]:node_stop[node]] = np.concatenate([node_rows[left], node_rows[~left]])
+        n_left[node] = left.sum()
+    args = (
+        X_binned, sample_indices.copy(), np.empty_like(sample_indices), node_start, node_stop, n_left, feature,
+        split_bin, missing_left, CATEGORY_MISSING_BIN, categorical, bitset,
+    )
+    return args, expected
+
+
+# --- loss gradients (kernels/*/gradients.py) -------------------------------------------------------
+
+LOSSES = {
+    "squared_error": common.LOSS_SQUARED_ERROR, "absolute_error": common.LOSS_ABSOLUTE_ERROR,
+    "huber": common.LOSS_HUBER, "quantile": common.LOSS_QUANTILE, "poisson": common.LOSS_POISSON,
+    "gamma": common.LOSS_GAMMA, "binomial": common.LOSS_BINOMIAL, "exponential": common.LOSS_EXPONENTIAL,
+    "multinomial": common.LOSS_MULTINOMIAL,
+}
+PARAMETER = {"huber": 0.7, "quantile": 0.3}
+
+
+def loss_data(name, n_samples=200, seed=0):
+    """Targets of the loss ``name``, raw scores (n_samples, n_scores) and sample weights."""
+    rng = np.random.default_rng(seed)
+    n_scores = 4 if name == "multinomial" else 1
+    raw = rng.normal(scale=2.0, size=(n_samples, n_scores))
+    if name == "multinomial":
+        y = rng.integers(0, n_scores, n_samples).astype(np.float64)
+    elif name in ("binomial", "exponential"):
+        y = rng.integers(0, 2, n_samples).astype(np.float64)
+    elif name in ("poisson",):
+        y = rng.poisson(2.0, n_samples).astype(np.float64)
+    elif name == "gamma":
+        y = rng.gamma(2.0, 1.5, n_samples)
+    else:
+        y = rng.normal(scale=2.0, size=n_samples)
+    return y, raw, rng.uniform(0.5, 2.0, n_samples)
+
+
+# --- feature contributions (kernels/*/contributions.py) --------------------------------------------
+
+
+def contribution_problem(n_samples=80, n_features=4, seed=0):
+    """Features with NaN, a categorical feature 3 (codes 0..4), a target with interactions."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_samples, n_features))
+    X[:, 3] = rng.integers(0, 5, n_samples)
+    y = 2 * X[:, 0] + X[:, 1] * X[:, 2] + (X[:, 3] % 2) + 0.1 * rng.normal(size=n_samples)
+    X[rng.random((n_samples, n_features)) < 0.1] = np.nan
+    return X, y

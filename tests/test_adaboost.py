@@ -75,6 +75,7 @@ def test_multiclass_samme_matches_scikit_learn():
     np.testing.assert_allclose(ours.predict_proba(X_test), theirs.predict_proba(X_test), atol=1e-8)
 
 
+@pytest.mark.quality
 def test_hastie_nested_spheres():
     """Hastie et al.'s 10-D example (ESL fig. 10.2): boosted stumps fall from ~46% to ~12% test error."""
     X, y = make_hastie_10_2(n_samples=12000, random_state=1)

@@ -1,11 +1,15 @@
 """gpuforest/backend.py: estimators on the CUDA backend (numba's CUDA simulator here) equal those on the CPU
-backend, bit for bit; the backend's packed copies, and its counts of launches and copies per level.
+backend, bit for bit; the backend's packed copies, and its counts of launches and copies per level;
+``get_backend``'s choice, and its error for ``device='cuda'`` without a GPU (in a fresh process).
 
 The simulator runs every CUDA thread in Python, so the data are tiny; the real
 device runs the same comparison in tests/gpu/.
 """
 
 import functools
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -92,6 +96,40 @@ def test_simulator_backend_is_chosen_only_when_asked():
     assert get_backend("auto").name == "cpu"  # the simulator is for tests, never picked automatically
 
 
+CUDA_WITHOUT_GPU = """
+import importlib.util, sys
+import numpy as np
+from gpuforest import DecisionTreeClassifier, DecisionTreeRegressor
+if importlib.util.find_spec("cupy") is not None:
+    import cupy
+    try:
+        if cupy.cuda.runtime.getDeviceCount() > 0:
+            sys.exit(3)
+    except cupy.cuda.runtime.CUDARuntimeError:
+        pass
+X, y = np.random.RandomState(0).uniform(size=(20, 2)), np.arange(20) % 2
+for Estimator in (DecisionTreeClassifier, DecisionTreeRegressor):
+    try:
+        Estimator(device="cuda").fit(X, y)
+    except ValueError as error:
+        assert "device='cuda' needs CuPy and a usable CUDA GPU" in str(error) and "device='cpu'" in str(error)
+    else:
+        sys.exit("device='cuda' fitted without a GPU")
+    assert Estimator(device="auto").fit(X, y).device_ == "cpu"
+"""
+
+
+@pytest.mark.quality
+def test_cuda_device_without_gpu():
+    """Without the simulator (which tests set) and without a GPU, device='cuda' is a clear error
+    and device='auto' falls back to the CPU."""
+    env = {key: value for key, value in os.environ.items() if key != "NUMBA_ENABLE_CUDASIM"}
+    result = subprocess.run([sys.executable, "-c", CUDA_WITHOUT_GPU], env=env, capture_output=True, text=True)
+    if result.returncode == 3:
+        pytest.skip("a CUDA GPU is present")
+    assert result.returncode == 0, result.stderr
+
+
 def test_to_device_many_packs_host_arrays_in_one_buffer():
     """Host arrays of several dtypes and shapes (one empty, a scalar) come out equal, as views of one
     8-byte-aligned buffer; None stays None."""
@@ -158,10 +196,10 @@ def forest_per_level(n_trees):
     ), depths=(2, 3))
 
 
-def test_a_forest_level_costs_the_same_for_2_trees_as_for_8():
+def test_a_forest_level_costs_the_same_for_2_trees_as_for_4():
     """Every tree of a batch shares each launch and copy: a level costs the same whatever the trees."""
-    two, eight = forest_per_level(2), forest_per_level(8)
-    np.testing.assert_array_equal(two, eight)
+    two, four = forest_per_level(2), forest_per_level(4)
+    np.testing.assert_array_equal(two, four)
 
 
 def test_a_boosting_level_costs_the_same_at_every_depth_and_round():

@@ -77,6 +77,7 @@ def test_log_loss_curve_matches_hist_gradient_boosting(n_classes):
     np.testing.assert_allclose(ours, theirs, rtol=1e-7)
 
 
+@pytest.mark.quality
 @pytest.mark.filterwarnings("ignore:The argument 'eval_set' is deprecated")
 def test_binary_log_loss_curve_matches_lightgbm():
     X, signal, rng = integer_data(2000)

@@ -14,19 +14,12 @@ from gpuforest import (
     GradientBoostingClassifier,
     RandomForestClassifier,
 )
-from gpuforest.backend import get_backend
-from gpuforest.contributions import TreePaths
 from gpuforest.tree import CATEGORICAL, TREE_LEAF
 
-
-def _data(n_samples=80, n_features=4, seed=0):
-    """Features with NaN, a categorical feature 3 (codes 0..4), a target with interactions."""
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n_samples, n_features))
-    X[:, 3] = rng.integers(0, 5, n_samples)
-    y = 2 * X[:, 0] + X[:, 1] * X[:, 2] + (X[:, 3] % 2) + 0.1 * rng.normal(size=n_samples)
-    X[rng.random((n_samples, n_features)) < 0.1] = np.nan
-    return X, y
+try:
+    from .kernel_problems import contribution_problem
+except ImportError:
+    from kernel_problems import contribution_problem
 
 
 def _goes_left(tree, node, x):
@@ -91,7 +84,7 @@ def _brute_force_interactions(tree, x):
 
 
 def test_tree_contributions_equal_brute_force_shapley_values():
-    X, y = _data()
+    X, y = contribution_problem()
     tree = DecisionTreeRegressor(max_depth=5, categorical_features=[3]).fit(X, y)
     assert np.any(tree.tree_.split_type == CATEGORICAL)
     rows = X[:6]
@@ -100,7 +93,7 @@ def test_tree_contributions_equal_brute_force_shapley_values():
 
 
 def test_classifier_contributions_equal_brute_force_per_class():
-    X, y = _data(seed=1)
+    X, y = contribution_problem(seed=1)
     labels = np.digitize(y, [-1.0, 1.0])
     tree = DecisionTreeClassifier(max_depth=4).fit(X, labels)
     rows = X[:8]
@@ -111,7 +104,7 @@ def test_classifier_contributions_equal_brute_force_per_class():
 
 
 def test_interactions_equal_brute_force_interaction_index():
-    X, y = _data(seed=2)
+    X, y = contribution_problem(seed=2)
     tree = DecisionTreeRegressor(max_depth=5, categorical_features=[3]).fit(X, y)
     rows = X[:6]
     expected = np.array([_brute_force_interactions(tree.tree_, x)[..., 0] for x in rows])
@@ -119,7 +112,7 @@ def test_interactions_equal_brute_force_interaction_index():
 
 
 def test_forest_contributions_are_the_mean_of_the_trees_brute_force_values():
-    X, y = _data(seed=3)
+    X, y = contribution_problem(seed=3)
     forest = ExtraTreesRegressor(n_estimators=3, max_depth=4, random_state=0).fit(X, y)
     rows = X[:5]
     expected = np.mean([[_brute_force_shap(tree, x)[:, 0] for x in rows] for tree in forest.trees_], axis=0)
@@ -137,7 +130,7 @@ def test_forest_contributions_are_the_mean_of_the_trees_brute_force_values():
     ids=["tree", "forest_classifier", "boosting_multiclass", "boosting_binary"],
 )
 def test_contributions_and_interactions_sum_to_the_raw_prediction(estimator, raw_prediction):
-    X, y = _data(seed=4)
+    X, y = contribution_problem(seed=4)
     if raw_prediction != "predict":
         y = np.digitize(y, [0.0] if raw_prediction.startswith("binary") else [-1.0, 1.0])
     estimator.fit(X, y)
@@ -153,7 +146,7 @@ def test_contributions_and_interactions_sum_to_the_raw_prediction(estimator, raw
 
 
 def test_bad_input_and_unsupported_models_raise():
-    X, y = _data(seed=6)
+    X, y = contribution_problem(seed=6)
     with pytest.raises(NotFittedError):
         DecisionTreeRegressor().predict_contributions(X)
     tree = DecisionTreeRegressor(max_depth=2).fit(X, y)
@@ -167,22 +160,10 @@ def test_bad_input_and_unsupported_models_raise():
         multiway.predict_interactions(X[:, 3:])
 
 
-def test_cuda_kernels_equal_the_cpu_kernels():
-    """The CUDA twins (under numba's simulator unless GPUFOREST_REAL_CUDA=1) give the CPU kernels' values."""
-    X, y = _data(seed=8)
-    model = GradientBoostingClassifier(n_estimators=2, max_depth=3, categorical_features=[3])
-    model.fit(X, np.digitize(y, [0]))
-    paths = TreePaths(model.trees_, [tree.value[:, 0] for tree in model.trees_])
-    rows = X[:5].astype(np.float32)
-    cpu, cuda = get_backend("cpu"), get_backend("cuda")
-    np.testing.assert_allclose(paths.contributions(rows, cuda), paths.contributions(rows, cpu), rtol=0, atol=1e-12)
-    np.testing.assert_allclose(paths.interactions(rows, cuda), paths.interactions(rows, cpu), rtol=0, atol=1e-12)
-
-
 @pytest.mark.quality
 def test_contributions_equal_shap_tree_explainer():
     shap = pytest.importorskip("shap")
-    X, y = _data(n_samples=300, n_features=5, seed=7)
+    X, y = contribution_problem(n_samples=300, n_features=5, seed=7)
     forest = ExtraTreesRegressor(n_estimators=4, max_depth=6, random_state=0).fit(X, y)
     model = {
         "trees": [

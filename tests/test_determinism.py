@@ -83,14 +83,13 @@ def test_same_random_state_gives_bit_identical_trees(Estimator, extra):
     assert first.tree_.missing_go_to_left.any() and not first.tree_.missing_go_to_left.all()
     again = _fit(Estimator, **params)
     assert_trees_identical(first.tree_, again.tree_)
-    # Refitting the same instance and fitting a clone give the same tree too.
-    refit = _fit(Estimator, **params)
     X, y_class, y_real, sample_weight = NOISY
     y = y_class if Estimator is DecisionTreeClassifier else y_real
-    refit.fit(X, y, sample_weight=sample_weight)
-    assert_trees_identical(first.tree_, refit.tree_)
-    assert_trees_identical(first.tree_, clone(first).fit(X, y, sample_weight=sample_weight).tree_)
     np.testing.assert_array_equal(first.predict(X), again.predict(X))
+    # Refitting the same instance and fitting a clone give the same tree too.
+    again.fit(X, y, sample_weight=sample_weight)
+    assert_trees_identical(first.tree_, again.tree_)
+    assert_trees_identical(first.tree_, clone(first).fit(X, y, sample_weight=sample_weight).tree_)
 
 
 @pytest.mark.parametrize("Estimator", [DecisionTreeClassifier, DecisionTreeRegressor])

@@ -168,6 +168,7 @@ def copy_into(instructions, root):
                 shutil.copy2(origin, target / origin.name)
 
 
+@pytest.mark.quality
 def test_cpu_recipe_installs_in_a_fresh_venv_and_its_entry_point_runs(tmp_path):
     instructions = parse_dockerfile(DOCKER / "Dockerfile.cpu")
     root = tmp_path / "image"

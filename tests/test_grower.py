@@ -1,7 +1,10 @@
 """The grower under memory pressure (chunked levels and out-of-memory retries grow the same tree),
 with feature subsets (histograms of each node's drawn features grow the row path's tree), with
 column subsampling by tree (``GrowthParams.tree_features``), and with per-tree statistics (the
-classes of a boosting round grown in one batch)."""
+classes of a boosting round grown in one batch); a split on a positive Newton gain; with a categorical
+feature (``bin_mapper.is_categorical``), its splits recorded as ``CATEGORICAL`` with their bitsets, and the
+rows partitioned by them the rows a naive router written here sends down the recorded tree, on both split
+paths, level-wise and best-first, numba's CUDA simulator growing the same trees."""
 
 from dataclasses import replace
 
@@ -18,6 +21,8 @@ from gpuforest.kernels import common
 from gpuforest.kernels.common import PURPOSE_COLUMNS
 from gpuforest.kernels.cuda import histogram as cuda_histogram
 from gpuforest.kernels.cuda import splitting as cuda_splitting
+from gpuforest.statistics import newton_statistics
+from gpuforest.tree import CATEGORICAL, NUMERIC, TREE_LEAF, TREE_UNDEFINED
 
 try:
     from . import reference as ref
@@ -551,3 +556,163 @@ def test_trees_with_per_tree_statistics_are_the_trees_grown_one_by_one(case):
         assert tree.node_count > 5
     # Each tree followed its own class's statistics.
     assert len({tree.value.tobytes() for tree in batched}) == n_trees
+
+
+@pytest.mark.parametrize("l1", [0.0, 3.0])
+def test_grower_splits_on_newton_gain(l1):
+    """The grower with Newton statistics (boosting's trees) must split on a positive gain.
+
+    Gradients of the logistic loss at p = 0.5 for y = [x0 > 0.5]: the cut
+    x0 <= 0.5 has a large Newton gain, so a depth-1 tree must have two leaves
+    with values -T(G_L) / (H_L + l2) and -T(G_R) / (H_R + l2), T(G) = sign(G) (|G| - l1)
+    (here |G| > l1 on both sides).
+    """
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(200, 3)).astype(np.float32)
+    y = (X[:, 0] > 0.5).astype(float)
+    g, h, l2 = 0.5 - y, np.full(200, 0.25), 1.0
+    stats = newton_statistics(g, h, l2, l1)
+    backend = CPUBackend()
+    bin_mapper = BinMapper(256).fit(X)
+    rows = backend.row_data(backend.binned_rows(bin_mapper.transform(X, backend)), np.arange(200, dtype=np.int32),
+                            np.ones((1, 200), dtype=np.int32), stats)
+    params = GrowthParams(
+        max_depth=1, min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
+        min_impurity_decrease=0.0, max_leaf_nodes=None, max_features=3, seed=0,
+    )
+    (tree,) = TreeGrower(backend, rows, np.array([0, 200]), bin_mapper, stats, 1, params).grow()
+    assert tree.node_count == 3, "the root was not split although its best Newton gain is positive"
+    assert tree.feature[0] == 0
+    left = X[:, 0] <= tree.threshold[0]
+    np.testing.assert_array_equal(left, X[:, 0] <= 0.5)
+    for child, rows_in in ((tree.children_left[0], left), (tree.children_right[0], ~left)):
+        G = g[rows_in].sum()
+        assert abs(G) > l1
+        np.testing.assert_allclose(tree.value[child, 0, 0], -np.sign(G) * (abs(G) - l1) / (h[rows_in].sum() + l2),
+                                   rtol=1e-9)
+
+
+# --- categorical features --------------------------------------------------------------------------
+
+N_CATEGORIES = 10
+MAX_BINS = 16
+CATEGORICAL_TREE_ARRAYS = (
+    "children_left", "children_right", "feature", "threshold", "bin_threshold", "missing_go_to_left", "split_type",
+    "category_bitset", "value", "impurity", "n_node_samples",
+)
+
+
+def categorical_data(rng, n_samples, n_classes):
+    """Feature 0: codes 0..9 (a few missing); feature 1: numeric. The class depends on the code's set and
+    on feature 1."""
+    codes = rng.integers(0, N_CATEGORIES, n_samples).astype(float)
+    numeric = np.round(rng.normal(size=n_samples), 1)
+    y = np.isin(codes, [1, 4, 6, 9]).astype(int)
+    if n_classes == 3:
+        y += (numeric > 0.5) & (codes < 5)
+    codes[rng.random(n_samples) < 0.1] = np.nan
+    return np.column_stack([codes, numeric]), y
+
+
+def grow(backend, X, y, n_classes, min_rows_histogram=None, **params):
+    """One gini tree of ``X`` (feature 0 categorical) grown by ``TreeGrower``; returns it and the bins."""
+    n_samples = X.shape[0]
+    mapper = BinMapper(MAX_BINS, random_state=0).fit(X)
+    mapper.is_categorical = np.array([True, False])
+    stats = statistics.classification_statistics("gini", y, n_classes, np.ones(n_samples))
+    X_binned = mapper.transform(X, backend)
+    rows = backend.row_data(
+        backend.binned_rows(X_binned), np.arange(n_samples, dtype=np.int32), np.ones((1, n_samples), dtype=np.int32), stats
+    )
+    params = GrowthParams(**{
+        **dict(
+            max_depth=4, min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
+            min_impurity_decrease=0.0, max_leaf_nodes=None, max_features=2, seed=0,
+        ),
+        **params,
+    })
+    grower = TreeGrower(backend, rows, np.array([0, n_samples]), mapper, stats, n_classes, params)
+    if min_rows_histogram is not None:
+        grower.min_rows_histogram = min_rows_histogram
+    (tree,) = grower.grow()
+    return tree, backend.to_host(X_binned)
+
+
+def route(tree, binned_row, missing_bin):
+    """The nodes a binned row visits: a categorical split by its bin's bit, a numeric one by its bin."""
+    node, path = 0, [0]
+    while tree.children_left[node] != TREE_LEAF:
+        bin_idx = int(binned_row[tree.feature[node]])
+        if bin_idx == missing_bin:
+            left = tree.missing_go_to_left[node]
+        elif tree.split_type[node] == CATEGORICAL:
+            left = bool(tree.category_bitset[node, bin_idx // 32] >> (bin_idx % 32) & 1)
+        else:
+            left = bin_idx <= tree.bin_threshold[node]
+        node = tree.children_left[node] if left else tree.children_right[node]
+        path.append(node)
+    return path
+
+
+def assert_rows_follow_the_splits(tree, X_binned, y, n_classes, missing_bin):
+    """Every node holds the rows routed through it: its row count and class proportions."""
+    visits = np.zeros((tree.node_count, n_classes))
+    for binned_row, label in zip(X_binned, y):
+        for node in route(tree, binned_row, missing_bin):
+            visits[node, label] += 1
+    np.testing.assert_array_equal(tree.n_node_samples, visits.sum(axis=1))
+    np.testing.assert_allclose(tree.value[:, 0], visits / visits.sum(axis=1, keepdims=True), rtol=1e-12)
+    categorical = tree.split_type == CATEGORICAL
+    assert categorical.any() and (tree.split_type[~categorical & (tree.children_left != TREE_LEAF)] == NUMERIC).all()
+    assert (tree.feature[categorical] == 0).all()
+    assert (tree.threshold[categorical] == TREE_UNDEFINED).all()
+    assert (tree.bin_threshold[categorical] == TREE_UNDEFINED).all()
+    assert not tree.category_bitset[~categorical].any()
+
+
+def test_a_set_of_categories_is_one_split():
+    """The class is "code in {1, 4, 6, 9}": the root sends those codes (or all the others) left, the
+    missing values with the larger side, and both children are pure."""
+    X, y = categorical_data(np.random.default_rng(0), 200, n_classes=2)
+    tree, X_binned = grow(CPUBackend(), X, y, 2, max_depth=1)
+    assert tree.split_type[0] == CATEGORICAL and tree.feature[0] == 0
+    bitset = tree.category_bitset[0]
+    left_codes = {code for code in range(N_CATEGORIES) if bitset[0] >> code & 1}
+    assert left_codes in ({1, 4, 6, 9}, set(range(N_CATEGORIES)) - {1, 4, 6, 9})
+    # Missing values (and every code without rows) go to the larger child.
+    left, right = tree.children_left[0], tree.children_right[0]
+    missing_left = tree.n_node_samples[left] - np.isnan(X[:, 0]).sum() >= tree.n_node_samples[right]
+    assert tree.missing_go_to_left[0] == missing_left
+    unseen = bitset[0] >> N_CATEGORIES
+    assert unseen == (0xFFFFFFFF >> N_CATEGORIES if missing_left else 0)
+    assert (bitset[1:] == (0xFFFFFFFF if missing_left else 0)).all()
+    present = ~np.isnan(X[:, 0])
+    for child in (left, right):
+        rows = [i for i in np.flatnonzero(present) if route(tree, X_binned[i], MAX_BINS - 1)[-1] == child]
+        assert len(set(y[rows])) == 1
+
+
+@pytest.mark.parametrize("max_leaf_nodes", [None, 7])
+def test_rows_follow_the_recorded_splits_on_both_paths(max_leaf_nodes):
+    """Level-wise and best-first: the tree's nodes hold the rows the naive router sends through them;
+    from histograms only and from rows only, the same tree."""
+    X, y = categorical_data(np.random.default_rng(1), 120, n_classes=3)
+    tree, X_binned = grow(CPUBackend(), X, y, 3, min_rows_histogram=0, max_leaf_nodes=max_leaf_nodes)
+    assert_rows_follow_the_splits(tree, X_binned, y, 3, MAX_BINS - 1)
+    from_rows, _ = grow(CPUBackend(), X, y, 3, min_rows_histogram=10**9, max_leaf_nodes=max_leaf_nodes)
+    for name in CATEGORICAL_TREE_ARRAYS:
+        np.testing.assert_array_equal(getattr(from_rows, name), getattr(tree, name), err_msg=name)
+
+
+@pytest.mark.parametrize("max_leaf_nodes", [None, 5])
+def test_cuda_grows_the_same_tree(max_leaf_nodes, monkeypatch):
+    """numba's simulator grows the CPU's tree, histograms (nodes of 24 rows or more) and rows alike."""
+    monkeypatch.setattr(cuda_histogram, "THREADS", 32)
+    monkeypatch.setattr(cuda_splitting, "MIN_SCAN_THREADS", 8)
+    X, y = categorical_data(np.random.default_rng(2), 48, n_classes=3)
+    options = dict(min_rows_histogram=24, max_depth=3, max_leaf_nodes=max_leaf_nodes)
+    cpu_tree, X_binned = grow(CPUBackend(), X, y, 3, **options)
+    cuda_tree, _ = grow(get_backend("cuda"), X, y, 3, **options)
+    for name in CATEGORICAL_TREE_ARRAYS:
+        np.testing.assert_array_equal(getattr(cuda_tree, name), getattr(cpu_tree, name), err_msg=name)
+    assert_rows_follow_the_splits(cpu_tree, X_binned, y, 3, MAX_BINS - 1)

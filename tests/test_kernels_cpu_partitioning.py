@@ -11,10 +11,10 @@ from gpuforest.kernels.cpu import partitioning, prefetch
 
 try:
     from . import reference as ref
-    from .kernel_problems import make_rows
+    from .kernel_problems import categorical_partition_problem, make_rows
 except ImportError:
     import reference as ref
-    from kernel_problems import make_rows
+    from kernel_problems import categorical_partition_problem, make_rows
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -64,3 +64,12 @@ def test_apply_splits_of_scattered_rows(chunking):
     )
     np.testing.assert_array_equal(result, expected)
     assert result.shape == sample_indices.shape and np.any(result != sample_indices)
+
+
+def test_apply_splits_by_bitset():
+    """A row goes left when its category's bit is set (missing values by missing_left); stable."""
+    args, expected = categorical_partition_problem(np.random.default_rng(9))
+    original = args[1].copy()
+    partitioning.apply_splits(*args)
+    np.testing.assert_array_equal(args[1], expected)
+    assert expected.shape == original.shape and np.any(expected != original)  # rows moved

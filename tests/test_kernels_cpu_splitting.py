@@ -1,5 +1,5 @@
 """Kernel tier, kernels/cpu/splitting.py: the best splits from histograms and from rows, and a brute force over every
-candidate; against the naive reference of ``tests/reference.py``.
+candidate (every subset of a categorical feature's categories); against the naive reference of ``tests/reference.py``.
 
 Inputs: the small random problems of ``tests/kernel_problems.py``.
 """
@@ -11,18 +11,21 @@ import pytest
 
 from gpuforest import statistics
 from gpuforest.backend import split_constraints
-from gpuforest.tree import CATEGORY_WORDS
+from gpuforest.tree import CATEGORY_WORDS, MAX_CATEGORIES
+from gpuforest.kernels.common import MAX_EXHAUSTIVE_CATEGORIES, NO_SPLIT
 from gpuforest.kernels.cpu import splitting
 
 try:
     from . import reference as ref
     from .kernel_problems import (
-        CRITERIA, make_rows, make_statistics, reference_histograms, reference_totals, tree_statistics,
+        CATEGORY_MISSING_BIN, CRITERIA, bitset_codes, categorical_rows, make_rows, make_statistics,
+        reference_histograms, reference_totals, tree_statistics,
     )
 except ImportError:
     import reference as ref
     from kernel_problems import (
-        CRITERIA, make_rows, make_statistics, reference_histograms, reference_totals, tree_statistics,
+        CATEGORY_MISSING_BIN, CRITERIA, bitset_codes, categorical_rows, make_rows, make_statistics,
+        reference_histograms, reference_totals, tree_statistics,
     )
 
 
@@ -359,3 +362,276 @@ def test_random_thresholds_stay_between_the_lowest_and_highest_bins():
     # bins 1 and 6, falls in bin 1 or 2 below 27 (candidate 1), in bin 3 below 64 (candidate 3), else in 4 or 5.
     threshold = (1 - draws[:, 0]) * 1.0 + draws[:, 0] * 216.0
     np.testing.assert_array_equal(from_hist["bin"], np.select([threshold < 27, threshold < 64], [1, 3], 4))
+
+
+# --- categorical features -----------------------------------------------------------------------
+
+# A categorical feature's bins are its category codes; a split sends a subset of the node's occupied
+# categories left. The brute force here tries every subset of them (with the missing values on either side)
+# and computes each gain from ``tests/reference.py``'s node costs. Where sorting the categories makes a prefix
+# scan optimal (two classes: Breiman et al. 1984, Theorem 4.5; regression: Fisher 1958; newton without
+# regularization), the kernels' best gain equals the brute force's; with more classes the kernels try every
+# subset of at most ``MAX_EXHAUSTIVE_CATEGORIES`` categories (the same split as the brute force, ties
+# included) and otherwise scan the order of the node's majority class (written here with numpy's lexsort).
+# Both split paths agree bit for bit.
+
+
+def continuous_statistics(rng, criterion, n_samples, n_classes=2, l2=0.0, l1=0.0):
+    """Fixed-point statistics of random targets and weights (continuous: no exact ties of gains)."""
+    weight = rng.uniform(0.5, 2.0, n_samples)
+    if criterion in ref.CLASSIFICATION:
+        y = rng.integers(0, n_classes, n_samples)
+        return statistics.classification_statistics(criterion, y, n_classes, weight)
+    if criterion in ("squared_error", "poisson"):
+        y = rng.gamma(2.0, 1.5, n_samples)
+        return statistics.regression_statistics(criterion, y, weight)
+    return statistics.newton_statistics(rng.normal(size=n_samples), rng.uniform(0.1, 1.0, n_samples), l2, l1)
+
+
+def run_categorical_split_kernels(rows, stats, masks, draws=None, min_samples_leaf=1, min_weight_leaf=None):
+    """Both CPU split paths with feature 0 categorical; returns their outputs as two dicts."""
+    n_nodes, n_slots = rows["node_start"].shape[0], stats.n_slots
+    totals = reference_totals(rows, stats)
+    hist = reference_histograms(rows, stats)
+    draws = np.empty((0, 2)) if draws is None else draws
+    min_weight_leaf = np.zeros(n_nodes) if min_weight_leaf is None else min_weight_leaf
+    categorical_features = np.array([0], dtype=np.int32)
+    bin_values = ref.skewed_bin_values(masks.shape[1], CATEGORY_MISSING_BIN + 1)
+    common_args = (
+        stats.criterion, stats.inv_scales, stats.regularization, min_samples_leaf, min_weight_leaf,
+        *split_constraints(None, None, masks.shape),
+    )
+
+    def outputs():
+        return {
+            "gain": np.empty(n_nodes), "feature": np.empty(n_nodes, np.int32), "bin": np.empty(n_nodes, np.int32),
+            "missing_left": np.empty(n_nodes, bool), "left_totals": np.empty((n_nodes, n_slots), np.int64),
+            "next_bin": np.empty(n_nodes, np.int32), "categorical": np.empty(n_nodes, bool),
+            "category_bitset": np.empty((n_nodes, CATEGORY_WORDS), np.uint32),
+        }
+
+    from_hist, from_rows = outputs(), outputs()
+    splitting.find_best_splits_from_histograms(
+        hist, np.arange(n_nodes), totals, masks, categorical_features, draws, bin_values, rows["n_bins_non_missing"],
+        CATEGORY_MISSING_BIN, *common_args, *from_hist.values(),
+    )
+    splitting.find_best_splits_from_rows(
+        np.ascontiguousarray(rows["X_binned"]), rows["sample_indices"], rows["node_start"], rows["node_stop"],
+        rows["node_tree"], rows["sample_counts"], stats.row_slot, stats.row_stats, stats.stats_stride, totals, masks,
+        categorical_features, draws, bin_values, CATEGORY_MISSING_BIN, *common_args, *from_rows.values(),
+    )
+    for name in from_hist:
+        np.testing.assert_array_equal(from_hist[name], from_rows[name], err_msg=name)
+    return from_hist, hist, totals
+
+
+def subset_gain(criterion, left, parent, inv_scales, regularization, min_samples_leaf=1, min_weight_leaf=0.0):
+    """Gain of sending ``left`` (int sums) left, from the reference's node costs; -inf if not allowed."""
+    right = [int(p) - int(l) for p, l in zip(parent, left)]
+    if left[-1] < min_samples_leaf or right[-1] < min_samples_leaf:
+        return -math.inf
+    stats = [ref.node_stats(criterion, side, inv_scales) for side in (parent, left, right)]
+    if min(stats[1]["W"], stats[2]["W"]) < max(min_weight_leaf, 1e-300):
+        return -math.inf
+    if criterion == "poisson" and min(stats[1]["S"], stats[2]["S"]) <= 0:
+        return -math.inf
+    parent_cost, left_cost, right_cost = (ref.node_cost(criterion, s, regularization) for s in stats)
+    return parent_cost - left_cost - right_cost
+
+
+def subsets(feature_hist, candidates, step=1):
+    """``(mask, missing_left, left sums)`` of each subset of ``candidates`` (bit ``i``: ``candidates[i]``) in
+    increasing mask order, missing values right then left (when the node has any); ``step=2``: the subsets
+    holding ``candidates[0]``, every split once."""
+    missing = feature_hist[CATEGORY_MISSING_BIN]
+    for mask in range(1, 1 << len(candidates), step):
+        chosen = [code for i, code in enumerate(candidates) if mask >> i & 1]
+        left = feature_hist[chosen].sum(axis=0)
+        yield mask, False, left
+        if missing[-1] > 0:
+            yield mask, True, left + missing
+
+
+def occupied(feature_hist, n_categories):
+    return [code for code in range(n_categories) if feature_hist[code, -1] > 0]
+
+
+def check_split_partition(result, node, feature_hist, totals, n_categories):
+    """The bitset holds the chosen occupied categories and, when missing values go left, every category
+    without rows; the left totals are those of the set plus the missing values when they go left."""
+    codes = bitset_codes(result["category_bitset"][node])
+    occupied_codes = occupied(feature_hist, n_categories)
+    left_occupied = [code for code in codes if code in occupied_codes]
+    missing_left = bool(result["missing_left"][node])
+    missing = feature_hist[CATEGORY_MISSING_BIN] if missing_left else 0
+    expected_left = feature_hist[left_occupied].sum(axis=0) + missing
+    np.testing.assert_array_equal(result["left_totals"][node], expected_left)
+    unoccupied = [code for code in range(MAX_CATEGORIES) if code not in occupied_codes]
+    assert set(codes) - set(left_occupied) == (set(unoccupied) if missing_left else set())
+    assert 0 < len(left_occupied) <= len(occupied_codes)
+    if feature_hist[CATEGORY_MISSING_BIN, -1] == 0:  # no missing values here: they follow the larger child
+        assert missing_left == (2 * expected_left[-1] >= totals[node, -1])
+    assert result["categorical"][node] and result["bin"][node] == NO_SPLIT and result["next_bin"][node] == NO_SPLIT
+
+
+# Orderings under which a sorted scan is optimal: (criterion, newton's (l2, l1)).
+OPTIMAL_ORDERINGS = [("gini", None), ("entropy", None), ("misclassification", None), ("squared_error", None),
+                     ("newton", (0.0, 0.0))]
+
+
+@pytest.mark.parametrize("criterion, regularization", OPTIMAL_ORDERINGS)
+@pytest.mark.parametrize("seed", range(3))
+def test_sorted_scan_finds_the_best_subset(criterion, regularization, seed):
+    """Two classes, regression and newton: the best gain over every subset (brute force), from the scan
+    of the sorted categories; the split's bitset and left totals describe one subset of that gain."""
+    rng = np.random.default_rng(seed)
+    n_categories = 10
+    rows = categorical_rows(rng, 60, n_categories)
+    stats = continuous_statistics(rng, criterion, 60, *(regularization or ()))
+    masks = np.array([[True, False]] * 3)
+    result, hist, totals = run_categorical_split_kernels(rows, stats, masks)
+    for node in range(3):
+        feature_hist = hist[node, 0]
+        gains = [
+            subset_gain(criterion, left, totals[node], stats.inv_scales, stats.regularization)
+            for _, _, left in subsets(feature_hist, occupied(feature_hist, n_categories))
+        ]
+        best = max(gains)
+        assert best > -math.inf and result["feature"][node] == 0
+        assert result["gain"][node] == pytest.approx(best, rel=1e-9, abs=1e-12)
+        check_split_partition(result, node, feature_hist, totals, n_categories)
+        own_gain = subset_gain(
+            criterion, result["left_totals"][node], totals[node], stats.inv_scales, stats.regularization
+        )
+        assert own_gain == pytest.approx(best, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("criterion", ["gini", "entropy"])
+def test_few_categories_of_many_classes_try_every_subset(criterion):
+    """Three classes, at most MAX_EXHAUSTIVE_CATEGORIES categories: the brute force's split, the first of
+    the largest gain in its order (the subsets holding the lowest category by increasing mask, missing
+    values right then left), the best over every subset."""
+    rng = np.random.default_rng(4)
+    n_categories = MAX_EXHAUSTIVE_CATEGORIES + 2  # two codes unused: 8 occupied at most
+    rows = categorical_rows(rng, 80, n_categories)
+    stats = continuous_statistics(rng, criterion, 80, n_classes=3)
+    masks = np.array([[True, False]] * 3)
+    result, hist, totals = run_categorical_split_kernels(rows, stats, masks)
+    for node in range(3):
+        feature_hist = hist[node, 0]
+        candidates = occupied(feature_hist, n_categories)
+        assert len(candidates) <= MAX_EXHAUSTIVE_CATEGORIES
+        scored = [
+            (subset_gain(criterion, left, totals[node], stats.inv_scales, stats.regularization), mask, missing_left)
+            for mask, missing_left, left in subsets(feature_hist, candidates, step=2)
+        ]
+        best = max(gain for gain, _, _ in scored)
+        _, mask, _ = next(entry for entry in scored if entry[0] >= best - 1e-12 * abs(best))
+        chosen = {code for i, code in enumerate(candidates) if mask >> i & 1}
+        assert result["gain"][node] == pytest.approx(best, rel=1e-9)
+        assert chosen == set(bitset_codes(result["category_bitset"][node])) & set(candidates)
+        every_subset = max(
+            subset_gain(criterion, left, totals[node], stats.inv_scales, stats.regularization)
+            for _, _, left in subsets(feature_hist, candidates)
+        )
+        assert best == pytest.approx(every_subset, rel=1e-12)
+        check_split_partition(result, node, feature_hist, totals, n_categories)
+
+
+def test_many_categories_of_many_classes_scan_the_majority_class_order():
+    """Three classes, more than MAX_EXHAUSTIVE_CATEGORIES categories: the best prefix of the categories
+    ordered by the proportion of the node's majority class (ties by code), no better than the brute force."""
+    rng = np.random.default_rng(5)
+    n_categories = 13
+    rows = categorical_rows(rng, 120, n_categories, missing_rate=0.1)
+    stats = continuous_statistics(rng, "gini", 120, n_classes=3)
+    masks = np.array([[True, False]] * 3)
+    result, hist, totals = run_categorical_split_kernels(rows, stats, masks)
+    for node in range(3):
+        feature_hist = hist[node, 0]
+        candidates = np.array(occupied(feature_hist, n_categories))
+        assert len(candidates) > MAX_EXHAUSTIVE_CATEGORIES
+        counts = feature_hist[candidates, :-1] * stats.inv_scales[:-1]
+        majority = np.argmax(totals[node, :-1] * stats.inv_scales[:-1])
+        ordered = candidates[np.lexsort((candidates, counts[:, majority] / counts.sum(axis=1)))]
+        prefix_gains = [
+            subset_gain("gini", left, totals[node], stats.inv_scales, stats.regularization)
+            for k in range(1, len(ordered) + 1)
+            for left in [feature_hist[ordered[:k]].sum(axis=0)] + (
+                [feature_hist[ordered[:k]].sum(axis=0) + feature_hist[CATEGORY_MISSING_BIN]]
+                if feature_hist[CATEGORY_MISSING_BIN, -1] else []
+            )
+        ]
+        assert result["gain"][node] == pytest.approx(max(prefix_gains), rel=1e-9)
+        check_split_partition(result, node, feature_hist, totals, n_categories)
+        best_subset = max(
+            subset_gain("gini", left, totals[node], stats.inv_scales, stats.regularization)
+            for _, _, left in subsets(feature_hist, list(candidates))
+        )
+        assert result["gain"][node] <= best_subset * (1 + 1e-12)
+
+
+def test_min_samples_leaf_and_min_weight_leaf_bound_the_children():
+    rng = np.random.default_rng(6)
+    rows = categorical_rows(rng, 60, 10)
+    stats = continuous_statistics(rng, "squared_error", 60)
+    masks = np.array([[True, False]] * 3)
+    totals = reference_totals(rows, stats)
+    min_weight_leaf = 0.3 * totals[:, 0] * stats.inv_scales[0]
+    result, hist, totals = run_categorical_split_kernels(
+        rows, stats, masks, min_samples_leaf=8, min_weight_leaf=min_weight_leaf
+    )
+    for node in range(3):
+        best = max(
+            subset_gain("squared_error", left, totals[node], stats.inv_scales, stats.regularization, 8,
+                        min_weight_leaf[node])
+            for _, _, left in subsets(hist[node, 0], occupied(hist[node, 0], 10))
+        )
+        if best == -math.inf:
+            assert result["feature"][node] == NO_SPLIT
+            continue
+        left, right = result["left_totals"][node], totals[node] - result["left_totals"][node]
+        assert min(left[-1], right[-1]) >= 8
+        assert min(left[0], right[0]) * stats.inv_scales[0] >= min_weight_leaf[node]
+        # Bounded, the sorted scan need not find the best subset, but never beats it.
+        assert result["gain"][node] <= best * (1 + 1e-12)
+
+
+def test_random_thresholds_take_one_prefix_of_the_sorted_categories():
+    """Extra trees: the ``1 + min(int(u * (m - 1)), m - 2)`` first of the m sorted categories, missing
+    values on the better side."""
+    rng = np.random.default_rng(7)
+    n_categories = 10
+    rows = categorical_rows(rng, 60, n_categories)
+    stats = continuous_statistics(rng, "gini", 60)
+    masks = np.array([[True, False]] * 3)
+    draws = rng.random((3, 2))
+    result, hist, totals = run_categorical_split_kernels(rows, stats, masks, draws=draws)
+    for node in range(3):
+        feature_hist = hist[node, 0]
+        candidates = np.array(occupied(feature_hist, n_categories))
+        counts = feature_hist[candidates, :-1] * stats.inv_scales[:-1]
+        ordered = candidates[np.lexsort((candidates, counts[:, 1] / counts.sum(axis=1)))]
+        m = len(ordered)
+        n_left = 1 + min(int(draws[node, 0] * (m - 1)), m - 2)
+        left = feature_hist[ordered[:n_left]].sum(axis=0)
+        gains = [subset_gain("gini", left, totals[node], stats.inv_scales, stats.regularization)]
+        if feature_hist[CATEGORY_MISSING_BIN, -1]:
+            gains.append(subset_gain("gini", left + feature_hist[CATEGORY_MISSING_BIN], totals[node], stats.inv_scales,
+                                     stats.regularization))
+        assert result["gain"][node] == pytest.approx(max(gains), rel=1e-9)
+        assert set(bitset_codes(result["category_bitset"][node])) & set(candidates) == set(ordered[:n_left])
+
+
+def test_numeric_and_categorical_features_compete():
+    """With both features searched, each node takes the better of the two, as each alone would give it."""
+    rng = np.random.default_rng(8)
+    rows = categorical_rows(rng, 60, 10)
+    stats = continuous_statistics(rng, "entropy", 60)
+    both, _, _ = run_categorical_split_kernels(rows, stats, np.ones((3, 2), dtype=bool))
+    alone = [run_categorical_split_kernels(rows, stats, np.array([[f == 0, f == 1]] * 3))[0] for f in (0, 1)]
+    for node in range(3):
+        winner = alone[int(alone[1]["gain"][node] > alone[0]["gain"][node])]
+        for name in both:
+            np.testing.assert_array_equal(both[name][node], winner[name][node], err_msg=name)
+    assert set(both["feature"]) == {0, 1}  # the test is not vacuous

@@ -13,11 +13,11 @@ from gpuforest.kernels.cuda import partitioning as cuda_partitioning
 try:
     from . import reference as ref
     from .cuda_twins import SIMULATOR, assert_all_equal, run_both
-    from .kernel_problems import make_rows
+    from .kernel_problems import categorical_partition_problem, make_rows
 except ImportError:
     import reference as ref
     from cuda_twins import SIMULATOR, assert_all_equal, run_both
-    from kernel_problems import make_rows
+    from kernel_problems import categorical_partition_problem, make_rows
 
 if not SIMULATOR and not cuda.is_available():
     pytest.skip("GPUFOREST_REAL_CUDA=1 but no usable CUDA device", allow_module_level=True)
@@ -101,3 +101,9 @@ def test_apply_splits_all_left_all_right_and_no_nodes():
         args[0], args[1], args[2], empty64, empty64, empty64, np.zeros(0, np.int32), np.zeros(0, np.int32),
         np.zeros(0, bool), args[9],
     )
+
+
+def test_apply_splits_by_bitset_on_cuda():
+    args, expected = categorical_partition_problem(np.random.default_rng(10))
+    cuda_partitioning.apply_splits(*args)
+    np.testing.assert_array_equal(args[1], expected)

@@ -23,7 +23,8 @@ the same splits and:
     accuracy (R^2) within scikit-learn's range across seeds +- 0.02.
 
 The measured numbers are attached with ``record_property`` (``--junitxml``)
-and printed (``-s``).
+and printed (``-s``). These comparisons of fully grown trees, scores next to
+scikit-learn's, are the ``quality`` tier (``make check-quality``).
 
 Shallow trees (``max_depth`` 3 to 6) must be the same trees as scikit-learn's,
 node for node, except below nodes where two splits have exactly the same gain
@@ -218,6 +219,7 @@ def classification_comparison(name, criterion):
 CLASSIFICATION_CASES = [(name, criterion) for name in CLASSIFICATION_DATA for criterion in ("gini", "entropy")]
 
 
+@pytest.mark.quality
 @pytest.mark.parametrize("name, criterion", CLASSIFICATION_CASES)
 def test_classifier_training_accuracy_equals_sklearn(name, criterion):
     result = classification_comparison(name, criterion)
@@ -226,6 +228,7 @@ def test_classifier_training_accuracy_equals_sklearn(name, criterion):
         assert set(references) == {ours}, (ours, references)
 
 
+@pytest.mark.quality
 @pytest.mark.parametrize("name, criterion", CLASSIFICATION_CASES)
 def test_classifier_test_predictions_agree_with_sklearn(name, criterion, record_property):
     result = classification_comparison(name, criterion)
@@ -245,6 +248,7 @@ def test_classifier_test_accuracy_in_sklearn_range(name, criterion):
     assert result["sklearn_accuracy_min"] - SLACK <= result["accuracy"] <= result["sklearn_accuracy_max"] + SLACK, result
 
 
+@pytest.mark.quality
 @pytest.mark.parametrize("criterion", ["gini", "entropy"])
 def test_strict_agreement_is_exercised_for_classifiers(criterion):
     """Guard: criterion (b) (>= 98% agreement) must apply to at least two data sets."""
@@ -295,12 +299,14 @@ def regression_comparison(name, criterion):
 REGRESSION_CASES = [(name, criterion) for name in REGRESSION_DATA for criterion in ("squared_error", "poisson")]
 
 
+@pytest.mark.quality
 @pytest.mark.parametrize("name, criterion", REGRESSION_CASES)
 def test_regressor_training_r2_equals_sklearn(name, criterion):
     for ours, references in regression_comparison(name, criterion)["train_r2"]:
         np.testing.assert_allclose(references, ours, rtol=0, atol=1e-9)
 
 
+@pytest.mark.quality
 @pytest.mark.parametrize("name, criterion", REGRESSION_CASES)
 def test_regressor_test_r2_matches_sklearn(name, criterion, record_property):
     result = regression_comparison(name, criterion)
@@ -313,6 +319,7 @@ def test_regressor_test_r2_matches_sklearn(name, criterion, record_property):
         assert result["sklearn_r2_min"] - SLACK <= result["r2"] <= result["sklearn_r2_max"] + SLACK, result
 
 
+@pytest.mark.quality
 @pytest.mark.parametrize("name, criterion", REGRESSION_CASES)
 def test_regressor_test_predictions_agree_with_sklearn(name, criterion):
     """Fraction of test rows with the same prediction, judged as for classifiers."""
@@ -323,6 +330,7 @@ def test_regressor_test_predictions_agree_with_sklearn(name, criterion):
         assert result["agreement"] >= result["sklearn_self_agreement_min"] - REGRESSION_ROW_SLACK, result
 
 
+@pytest.mark.quality
 @pytest.mark.parametrize("criterion", ["squared_error", "poisson"])
 def test_strict_r2_is_exercised_for_regressors(criterion):
     """Guard: the strict R^2 rule (b) must apply to at least two data sets."""

@@ -1,15 +1,15 @@
-"""Input and parameter validation of the tree estimators, and missing values (NaN) in X."""
-
-import os
-import subprocess
-import sys
+"""``decision_tree.py``: input and parameter validation of the tree estimators, missing values (NaN) in X,
+the impurity of every node, sample and class weights, and the Poisson tree against scikit-learn's."""
 
 import numpy as np
 import pytest
 import scipy.sparse
+from scipy.special import xlogy
+from sklearn import tree as sk_tree
 from sklearn.exceptions import NotFittedError
 from sklearn.tree import DecisionTreeClassifier as SkDecisionTreeClassifier
 
+import gpuforest
 from gpuforest import DecisionTreeClassifier, DecisionTreeRegressor
 
 N_SAMPLES, N_FEATURES = 30, 3
@@ -275,39 +275,6 @@ def test_max_features_larger_than_n_features(case):
         Estimator(max_features=4).fit(X, y)
 
 
-CUDA_WITHOUT_GPU = """
-import importlib.util, sys
-import numpy as np
-from gpuforest import DecisionTreeClassifier, DecisionTreeRegressor
-if importlib.util.find_spec("cupy") is not None:
-    import cupy
-    try:
-        if cupy.cuda.runtime.getDeviceCount() > 0:
-            sys.exit(3)
-    except cupy.cuda.runtime.CUDARuntimeError:
-        pass
-X, y = np.random.RandomState(0).uniform(size=(20, 2)), np.arange(20) % 2
-for Estimator in (DecisionTreeClassifier, DecisionTreeRegressor):
-    try:
-        Estimator(device="cuda").fit(X, y)
-    except ValueError as error:
-        assert "device='cuda' needs CuPy and a usable CUDA GPU" in str(error) and "device='cpu'" in str(error)
-    else:
-        sys.exit("device='cuda' fitted without a GPU")
-    assert Estimator(device="auto").fit(X, y).device_ == "cpu"
-"""
-
-
-def test_cuda_device_without_gpu():
-    """Without the simulator (which tests set) and without a GPU, device='cuda' is a clear error
-    and device='auto' falls back to the CPU."""
-    env = {key: value for key, value in os.environ.items() if key != "NUMBA_ENABLE_CUDASIM"}
-    result = subprocess.run([sys.executable, "-c", CUDA_WITHOUT_GPU], env=env, capture_output=True, text=True)
-    if result.returncode == 3:
-        pytest.skip("a CUDA GPU is present")
-    assert result.returncode == 0, result.stderr
-
-
 # --- missing values ----------------------------------------------------------
 
 
@@ -386,3 +353,185 @@ def test_all_nan_feature_is_never_split_on():
     assert not np.any(model.tree_.feature[internal] == 1)
     # Training rows are fitted exactly: all values of features 0 and 2 are distinct.
     np.testing.assert_array_equal(model.predict(X), y)
+
+
+# --- Poisson against scikit-learn -------------------------------------------------------------------
+
+
+def test_poisson_matches_sklearn_on_counts():
+    rng = np.random.RandomState(3)
+    # float32 values: scikit-learn's trees split X as float32, so the thresholds are the same midpoints.
+    X = rng.uniform(size=(200, 4)).astype(np.float32)
+    y = rng.poisson(np.exp(1.0 + 1.5 * X[:, 0] - X[:, 1])).astype(float)
+    references = [
+        sk_tree.DecisionTreeRegressor(criterion="poisson", max_depth=3, random_state=seed).fit(X, y)
+        for seed in range(5)
+    ]
+    # Precondition: no ties here (every scikit-learn seed grows the same tree).
+    for other in references[1:]:
+        np.testing.assert_array_equal(other.tree_.threshold, references[0].tree_.threshold)
+    reference = references[0].tree_
+    reg = gpuforest.DecisionTreeRegressor(criterion="poisson", max_depth=3, device="cpu").fit(X, y)
+    ours = reg.tree_
+    # Walk both trees together (node numbering differs: breadth- vs depth-first).
+    stack = [(0, 0)]
+    while stack:
+        a, b = stack.pop()
+        assert ours.feature[a] == reference.feature[b]
+        assert ours.threshold[a] == np.float64(reference.threshold[b])
+        assert ours.n_node_samples[a] == reference.n_node_samples[b]
+        np.testing.assert_allclose(ours.impurity[a], reference.impurity[b], rtol=1e-9)
+        np.testing.assert_allclose(ours.value[a, 0, 0], reference.value[b, 0, 0], rtol=1e-12)
+        if ours.children_left[a] != -1:
+            stack += [(ours.children_left[a], reference.children_left[b]),
+                      (ours.children_right[a], reference.children_right[b])]
+    np.testing.assert_allclose(reg.predict(X), references[0].predict(X), rtol=1e-12)
+
+
+# --- impurity of every node against numpy ---------------------------------------------------------
+
+
+def node_rows(estimator, X):
+    """Training rows reaching each node (from ``decision_path``)."""
+    path = estimator.decision_path(X).tocsc()
+    return [path[:, node].nonzero()[0] for node in range(estimator.tree_.node_count)]
+
+
+def numpy_node_impurity(criterion, y, w, n_classes):
+    W = w.sum()
+    if criterion in ("gini", "entropy", "misclassification"):
+        p = np.bincount(y, weights=w, minlength=n_classes) / W
+        if criterion == "gini":
+            return 1.0 - np.sum(p ** 2), p
+        if criterion == "entropy":
+            q = p[p > 0]
+            return -np.sum(q * np.log2(q)), p
+        return 1.0 - p.max(), p
+    mean = np.sum(w * y) / W
+    if criterion == "squared_error":
+        return np.sum(w * (y - mean) ** 2) / W, mean
+    return np.sum(w * xlogy(y, y / mean)) / W, mean  # half Poisson deviance (sum w (mean - y) = 0)
+
+
+@pytest.mark.parametrize("criterion", ["gini", "entropy", "misclassification", "squared_error", "poisson"])
+def test_every_node_impurity_matches_numpy(criterion):
+    rng = np.random.RandomState(7)
+    n = 400
+    X = np.round(rng.normal(size=(n, 4)), 1)
+    w = rng.uniform(0.2, 3.0, n)
+    w[rng.rand(n) < 0.1] = 0.0  # rows with zero weight are not in any node
+    is_classification = criterion in ("gini", "entropy", "misclassification")
+    if is_classification:
+        y = (X[:, 0] + 0.5 * X[:, 1] + rng.normal(0, 0.7, n) > 0).astype(int) + (X[:, 2] > 1)
+        est = gpuforest.DecisionTreeClassifier(criterion=criterion, max_depth=5, device="cpu")
+    else:
+        y = rng.poisson(np.exp(1 + X[:, 0] - 0.5 * X[:, 1])).astype(float)
+        est = gpuforest.DecisionTreeRegressor(criterion=criterion, max_depth=5, device="cpu")
+    est.fit(X, y, sample_weight=w)
+    tree = est.tree_
+    assert tree.node_count >= 31
+    for node, rows in enumerate(node_rows(est, X)):
+        rows = rows[w[rows] > 0]
+        assert tree.n_node_samples[node] == rows.size
+        np.testing.assert_allclose(tree.weighted_n_node_samples[node], w[rows].sum(), rtol=1e-12)
+        impurity, value = numpy_node_impurity(criterion, y[rows], w[rows], 3)
+        np.testing.assert_allclose(tree.impurity[node], impurity, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(tree.value[node, 0, : np.size(value)], np.atleast_1d(value), rtol=1e-9, atol=1e-15)
+
+
+# --- sample and class weights against repeated and removed rows ----------------------------------
+
+
+def assert_same_tree(a, b, same_counts=True):
+    for name in ("children_left", "children_right", "feature", "threshold"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    np.testing.assert_allclose(a.weighted_n_node_samples, b.weighted_n_node_samples, rtol=1e-12)
+    np.testing.assert_allclose(a.value, b.value, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(a.impurity, b.impurity, rtol=1e-12, atol=1e-15)
+    if same_counts:
+        np.testing.assert_array_equal(a.n_node_samples, b.n_node_samples)
+
+
+def weighted_data(classification):
+    rng = np.random.RandomState(11)
+    X = np.round(rng.normal(size=(150, 5)), 1)
+    if classification:
+        y = ((X[:, 0] + X[:, 1] + rng.normal(0, 0.8, 150)) > 0).astype(int) + (X[:, 3] > 0.8)
+    else:
+        # Multiples of 1/4 are exact in binary: fixed-point sums of w*y and w*y^2 are then
+        # the same whether a row is weighted k or repeated k times.
+        y = np.round(4 * np.exp(X[:, 0] - X[:, 2]) + rng.poisson(2, 150)) / 4
+    return X, y, rng.randint(1, 4, 150)
+
+
+@pytest.mark.parametrize("max_depth", [4, None])
+@pytest.mark.parametrize("criterion", ["gini", "entropy", "misclassification", "squared_error", "poisson"])
+def test_integer_weights_equal_duplicated_rows(criterion, max_depth):
+    classification = criterion in ("gini", "entropy", "misclassification")
+    X, y, counts = weighted_data(classification)
+    Estimator = gpuforest.DecisionTreeClassifier if classification else gpuforest.DecisionTreeRegressor
+    weighted = Estimator(criterion=criterion, max_depth=max_depth, device="cpu").fit(X, y, sample_weight=counts)
+    repeated = Estimator(criterion=criterion, max_depth=max_depth, device="cpu").fit(
+        np.repeat(X, counts, axis=0), np.repeat(y, counts)
+    )
+    assert_same_tree(weighted.tree_, repeated.tree_, same_counts=False)
+    np.testing.assert_array_equal(weighted.predict(X), repeated.predict(X))
+
+
+@pytest.mark.parametrize("criterion", ["gini", "squared_error"])
+def test_zero_weights_equal_removed_rows(criterion):
+    classification = criterion == "gini"
+    X, y, counts = weighted_data(classification)
+    keep = counts != 1
+    Estimator = gpuforest.DecisionTreeClassifier if classification else gpuforest.DecisionTreeRegressor
+    weights = np.where(keep, 1.0, 0.0)
+    zeroed = Estimator(criterion=criterion, device="cpu").fit(X, y, sample_weight=weights)
+    removed = Estimator(criterion=criterion, device="cpu").fit(X[keep], y[keep])
+    assert_same_tree(zeroed.tree_, removed.tree_)
+
+
+def imbalanced_data():
+    rng = np.random.RandomState(5)
+    y = np.repeat([0, 1, 2], [120, 50, 20])
+    # float32, as scikit-learn's trees split X: the same midpoint thresholds.
+    X = np.round(rng.normal(size=(190, 4)) + 0.8 * y[:, None] * np.array([1.0, 0.5, 0.0, -0.3]), 1)
+    return X.astype(np.float32), y
+
+
+@pytest.mark.parametrize("criterion", ["gini", "entropy"])
+def test_class_weight_balanced_equals_sample_weight(criterion):
+    X, y = imbalanced_data()
+    # "balanced": n_samples / (n_classes * count_k) = 190 / (3 * [120, 50, 20]).
+    by_hand = (190 / (3 * np.array([120.0, 50.0, 20.0])))[y]
+    balanced = gpuforest.DecisionTreeClassifier(criterion=criterion, class_weight="balanced", device="cpu").fit(X, y)
+    weighted = gpuforest.DecisionTreeClassifier(criterion=criterion, device="cpu").fit(X, y, sample_weight=by_hand)
+    assert_same_tree(balanced.tree_, weighted.tree_)
+    # Every class weighs the same at the root: 190 / 3 each.
+    np.testing.assert_allclose(balanced.tree_.value[0, 0], [1 / 3, 1 / 3, 1 / 3], rtol=1e-12)
+    np.testing.assert_allclose(balanced.tree_.weighted_n_node_samples[0], 190.0, rtol=1e-12)
+    # class_weight and sample_weight multiply.
+    extra = np.random.RandomState(0).uniform(0.5, 2.0, y.size)
+    both = gpuforest.DecisionTreeClassifier(criterion=criterion, class_weight="balanced", max_depth=4,
+                                            device="cpu").fit(X, y, sample_weight=extra)
+    product = gpuforest.DecisionTreeClassifier(criterion=criterion, max_depth=4, device="cpu").fit(
+        X, y, sample_weight=extra * by_hand
+    )
+    assert_same_tree(both.tree_, product.tree_)
+
+
+def test_class_weight_dict_and_sklearn_reference():
+    X, y = imbalanced_data()
+    weights = {0: 1.0, 1: 2.5, 2: 6.0}
+    ours = gpuforest.DecisionTreeClassifier(class_weight=weights, max_depth=2, device="cpu").fit(X, y)
+    manual = gpuforest.DecisionTreeClassifier(max_depth=2, device="cpu").fit(
+        X, y, sample_weight=np.array([weights[k] for k in y])
+    )
+    assert_same_tree(ours.tree_, manual.tree_)
+    for class_weight in (weights, "balanced"):
+        ours = gpuforest.DecisionTreeClassifier(class_weight=class_weight, max_depth=1, device="cpu").fit(X, y)
+        reference = sk_tree.DecisionTreeClassifier(class_weight=class_weight, max_depth=1, random_state=0).fit(X, y)
+        assert ours.tree_.feature[0] == reference.tree_.feature[0]
+        assert ours.tree_.threshold[0] == reference.tree_.threshold[0]
+        np.testing.assert_allclose(ours.tree_.weighted_n_node_samples, reference.tree_.weighted_n_node_samples,
+                                   rtol=1e-12)
+        np.testing.assert_allclose(ours.tree_.impurity, reference.tree_.impurity, rtol=1e-9)
