@@ -196,10 +196,10 @@ def forest_per_level(n_trees):
     ), depths=(2, 3))
 
 
-def test_a_forest_level_costs_the_same_for_2_trees_as_for_4():
+def test_a_forest_level_costs_the_same_for_2_trees_as_for_8():
     """Every tree of a batch shares each launch and copy: a level costs the same whatever the trees."""
-    two, four = forest_per_level(2), forest_per_level(4)
-    np.testing.assert_array_equal(two, four)
+    two, eight = forest_per_level(2), forest_per_level(8)
+    np.testing.assert_array_equal(two, eight)
 
 
 def test_a_boosting_level_costs_the_same_at_every_depth_and_round():
