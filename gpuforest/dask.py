@@ -329,6 +329,12 @@ def get_client(client):
     return client
 
 
+def _is_frame(data):
+    import dask.dataframe as dd
+
+    return isinstance(data, dd.DataFrame)
+
+
 def _as_dask_array(data, name):
     """A dask dataframe or series as a dask array with known chunk sizes; a dask array as it is."""
     import dask.array as da
@@ -366,8 +372,7 @@ class TrainingData:
 
     def __init__(self, client, X, y, sample_weight, timeout):
         self.client, self.timeout = client, timeout
-        self.is_frame = not hasattr(X, "chunks")
-        self.columns = list(X.columns) if self.is_frame else None
+        self.columns = list(X.columns) if _is_frame(X) else None
         X, y = _as_dask_array(X, "X"), _as_dask_array(y, "y")
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D, got {X.ndim} dimension(s).")
@@ -394,7 +399,7 @@ class TrainingData:
         X's columns for a dataframe)."""
         first = int(np.flatnonzero(np.diff(self.offsets))[0])
         block = result_within(self.X_parts[first], self.timeout)
-        if self.is_frame:
+        if self.columns is not None:
             import pandas as pd
 
             block = pd.DataFrame(block, columns=self.columns)
@@ -538,7 +543,7 @@ class _DaskEstimator(BaseEstimator):
         """``to_local().method`` of each row partition of ``X`` (a dask array or dataframe): a dask array with
         ``n_outputs`` columns, or 1-D for None."""
         local = self.to_local()
-        columns = list(X.columns) if not hasattr(X, "chunks") else None
+        columns = list(X.columns) if _is_frame(X) else None
         X = _as_dask_array(X, "X").rechunk({1: -1})
         shape = {"drop_axis": 1} if n_outputs is None else {"chunks": (X.chunks[0], (n_outputs,))}
         dtype = getattr(getattr(local, "classes_", None), "dtype", np.float64) if method == "predict" else np.float64
@@ -550,6 +555,11 @@ class _DaskEstimator(BaseEstimator):
 
 
 def _predict_block(block, local, method, columns):
+    """``local.method`` of one row partition (a frame with ``columns``, unless None); nothing of none."""
+    if block.shape[0] == 0:
+        n_classes = len(local.classes_) if method == "predict_proba" else None
+        dtype = local.classes_.dtype if method == "predict" and hasattr(local, "classes_") else np.float64
+        return np.empty((0,) if n_classes is None else (0, n_classes), dtype=dtype)
     if columns is not None:
         import pandas as pd
 
