@@ -42,7 +42,7 @@ from numba import njit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, check_random_state
 
-from . import decision_tree, forest
+from . import boosting, decision_tree, forest
 from .backend import CPUBackend, RowData
 from .binning import BinMapper
 from .decision_tree import encode_classes, growth_params, validate_fit_data, x_dtype
@@ -50,7 +50,7 @@ from .grower import TreeGrower
 from .kernels.common import PURPOSE_BINNING, category_goes_left, goes_left
 from .kernels.cpu.sampling import uniform_per_row
 from .pruning import prunes
-from .statistics import classification_statistics, regression_statistics
+from .statistics import classification_statistics, newton_statistics, regression_statistics
 
 # Partial sums combined per reduction task: a tree of depth log_4(n_partitions).
 REDUCTION_FAN_IN = 4
@@ -65,9 +65,9 @@ def _one_thread(task):
     launch instead of 0.1 ms on a loaded 2-core machine)."""
 
     @functools.wraps(task)
-    def run(*args):
+    def run(*args, **kwargs):
         with forest._numba_threads(1):
-            return task(*args)
+            return task(*args, **kwargs)
 
     return run
 
@@ -454,8 +454,18 @@ class TrainingData:
         return [self.client.submit(_bin_partition, part, bin_mapper) for part in self.X_parts]
 
 
+def partition_statistics(stats, lo, hi, n_samples):
+    """The ``RowStatistics`` of rows ``lo`` to ``hi - 1``: the same slice of each tree's statistics when every
+    tree has its own (``stats_stride``)."""
+    if not stats.stats_stride:
+        return replace(stats, row_slot=stats.row_slot[lo:hi], row_stats=stats.row_stats[lo:hi])
+    n_trees = stats.row_stats.shape[0] // n_samples
+    rows = (np.arange(n_trees)[:, None] * n_samples + np.arange(lo, hi)[None, :]).ravel()
+    return replace(stats, row_slot=stats.row_slot[rows], row_stats=stats.row_stats[rows], stats_stride=int(hi - lo))
+
+
 def grow_distributed(data, binned, bin_mapper, stats, n_values, params, positive, first_tree, n_trees, bootstrap):
-    """Grow a batch of trees on the cluster; returns a list of ``Tree``, those of ``BinnedTraining.grow``.
+    """Grow a batch of trees on the cluster; returns ``(grower, trees)``, the trees of ``BinnedTraining.grow``.
 
     Parameters
     ----------
@@ -473,7 +483,7 @@ def grow_distributed(data, binned, bin_mapper, stats, n_values, params, positive
     client, offsets = data.client, data.offsets
     parts = [
         client.submit(
-            _partition_rows, binned[p], replace(stats, row_slot=stats.row_slot[lo:hi], row_stats=stats.row_stats[lo:hi]),
+            _partition_rows, binned[p], partition_statistics(stats, lo, hi, data.n_samples),
             positive[lo:hi], int(lo), data.n_samples, n_trees,
             None if bootstrap is None else (bootstrap[0], first_tree, bootstrap[1]),
         )
@@ -491,7 +501,23 @@ def grow_distributed(data, binned, bin_mapper, stats, n_values, params, positive
     # Every splittable node from a histogram, the larger of two siblings by subtraction: one round trip per
     # level. The local grower scans small nodes from their rows instead, which counts the same sums.
     grower.min_rows_histogram = 0
-    return grower.grow()
+    return grower, grower.grow()
+
+
+@_one_thread
+def _partition_leaves(X_block, trees):
+    """The leaf of each row of a partition of X in each of ``trees``: (n_trees, n_rows) int64 (``Tree.apply``)."""
+    X_block = np.ascontiguousarray(X_block, dtype=x_dtype(X_block))
+    backend = CPUBackend()
+    return np.array([tree.apply(X_block, backend) for tree in trees], dtype=np.int64).reshape(len(trees), -1)
+
+
+def row_leaves(data, trees):
+    """The leaf of every training row in each of ``trees``: (n_trees, n_samples) int64, from X's partitions."""
+    return np.concatenate([
+        result_within(future, data.timeout)
+        for future in data.client.map(_partition_leaves, data.X_parts, trees=trees, pure=False)
+    ], axis=1)
 
 
 # --- the estimators ---------------------------------------------------------------------------------------
@@ -599,7 +625,7 @@ def refuse_local_only_options(local):
     """A ``ValueError`` for the options a distributed fit does not have: pruning, surrogate splits, ID3/C4.5,
     categorical features, warm starts, out-of-bag passes, per-tree class weights."""
     options = {
-        "pruning (ccp_alpha, pruning, min_split_significance)": prunes(local),
+        "pruning (ccp_alpha, pruning, min_split_significance)": hasattr(local, "ccp_alpha") and prunes(local),
         "use_surrogates=True": getattr(local, "use_surrogates", False),
         "algorithm other than 'cart'": getattr(local, "algorithm", "cart") != "cart",
         "categorical_features": local.categorical_features is not None,
@@ -608,6 +634,8 @@ def refuse_local_only_options(local):
         "n_estimators='auto'": getattr(local, "n_estimators", 1) == "auto",
         "voting='weighted'": getattr(local, "voting", None) == "weighted",
         "class_weight='balanced_subsample'": getattr(local, "class_weight", None) == "balanced_subsample",
+        "callbacks": getattr(local, "callbacks", None) is not None,
+        "early_stopping=True": getattr(local, "early_stopping", False) is True,
     }
     used = [name for name, is_used in options.items() if is_used]
     if used:
@@ -636,7 +664,7 @@ class _DaskTree(_DaskEstimator):
         params = growth_params(local, data.n_samples, n_features, seed, random_thresholds=local.splitter == "random")
         positive = sample_weight > 0
         local._bin_mapper = data.fit_bin_mapper(local, positive, seed)
-        (local.tree_,) = grow_distributed(
+        _, (local.tree_,) = grow_distributed(
             data, data.bin(local._bin_mapper), local._bin_mapper, stats, n_values, params, positive, 0, 1, None
         )
         local.max_features_ = params.max_features
@@ -675,9 +703,10 @@ class _DaskForest(_DaskEstimator):
         bootstrap = (seed, n_draws) if local.bootstrap else None
         local.trees_ = []
         for start, count in local._batches(CPUBackend(), 0, local.n_estimators, n_samples, n_features):
-            local.trees_.extend(grow_distributed(
+            _, trees = grow_distributed(
                 data, binned, local._bin_mapper, stats, local._n_values(), params, positive, start, count, bootstrap
-            ))
+            )
+            local.trees_.extend(trees)
         local.n_estimators_ = len(local.trees_)
         local._pack_trees()
 
@@ -704,3 +733,65 @@ class ExtraTreesRegressor(RegressorMixin, _DaskForest):
     """``gpuforest.ExtraTreesRegressor`` grown on a Dask cluster (``client``; None: the default client)."""
 
     _local_class = forest.ExtraTreesRegressor
+
+
+class _DaskBoosting(_DaskEstimator):
+    """``BaseGradientBoosting._fit``'s loop on the cluster: the raw scores, gradients and statistics on the
+    client (one value per row and tree), each round's trees grown together on the workers, where the rows'
+    leaves are found (``Tree.apply`` on X's partitions)."""
+
+    def _fit_local(self, local, data, y, sample_weight):
+        if isinstance(local, ClassifierMixin):
+            local.classes_, _ = encode_classes(y)
+            local.n_classes_ = local.classes_.shape[0]
+            if local.n_classes_ == 1:
+                raise ValueError("The number of classes has to be greater than one; got 1 class.")
+        local._loss = loss = local._make_loss()
+        y = local._encode_target(y)
+        loss.check_target(y)
+        n_samples = data.n_samples
+        if local._early_stopping_on(n_samples, []):
+            raise ValueError(
+                f"A distributed fit does not stop early: early_stopping='auto' is on above {n_samples - 1} rows; "
+                "pass early_stopping=False."
+            )
+        head, _ = data.head()
+        # The baseline, growth rules and seed of a local fit; its bins are fitted on every row below.
+        local._start(head, y, sample_weight)
+        local._bin_mapper = data.fit_bin_mapper(local, np.ones(n_samples, dtype=bool), local._seed)
+        binned = data.bin(local._bin_mapper)
+        backend = CPUBackend()
+        raw = np.tile(local.baseline_, (n_samples, 1))
+        n_per_round = loss.n_trees_per_iteration
+        gradient_buffers = None
+        for iteration in range(local.n_estimators):
+            gradients, hessians = gradient_buffers = loss.gradients(backend, y, raw, sample_weight, gradient_buffers)
+            in_round = np.zeros(n_samples, dtype=bool)
+            in_round[local._subsample(backend, iteration, n_samples)] = True
+            stats = newton_statistics(gradients, hessians, local.l2_regularization, local.l1_regularization)
+            first_tree = len(local.trees_)
+            _, trees = grow_distributed(
+                data, binned, local._bin_mapper, stats, 1, local._tree_growth(backend, first_tree, n_per_round),
+                in_round, first_tree, n_per_round, None,
+            )
+            leaves = row_leaves(data, trees)
+            for k, tree in enumerate(trees):
+                if loss.refit_quantile is not None:
+                    loss.refit_leaves(tree.value[:, 0, 0], leaves[k], y, raw[:, k].copy(), sample_weight)
+                tree.value *= local.learning_rate
+                raw[:, k] += tree.value[leaves[k], 0, 0]
+                local.trees_.append(tree)
+        local.n_iter_ = len(local.trees_) // n_per_round
+        local._pack_trees()
+
+
+class GradientBoostingClassifier(_DaskClassifierMixin, _DaskBoosting):
+    """``gpuforest.GradientBoostingClassifier`` boosted on a Dask cluster (``client``; None: the default client)."""
+
+    _local_class = boosting.GradientBoostingClassifier
+
+
+class GradientBoostingRegressor(RegressorMixin, _DaskBoosting):
+    """``gpuforest.GradientBoostingRegressor`` boosted on a Dask cluster (``client``; None: the default client)."""
+
+    _local_class = boosting.GradientBoostingRegressor

@@ -71,6 +71,11 @@ CASES = [
     ("RandomForestRegressor", "real", dict(n_estimators=4, max_depth=5, max_features=2)),
     ("ExtraTreesClassifier", "class", dict(n_estimators=3, bootstrap=True, max_samples=0.7)),
 ]
+BOOSTING_CASES = [
+    ("GradientBoostingClassifier", "class", dict(n_estimators=3, max_depth=3)),  # 3 classes: 3 trees a round
+    ("GradientBoostingRegressor", "real", dict(n_estimators=3, subsample=0.7, colsample_bytree=0.6)),
+    ("GradientBoostingRegressor", "real", dict(n_estimators=3, loss="quantile", max_leaf_nodes=6)),
+]
 
 
 @pytest.mark.parametrize(
@@ -88,6 +93,17 @@ def test_to_local_equals_local_fit(client, data, chunks, name, target, params):
     assert np.array_equal(fitted.predict(X_dask).compute(), local.predict(X))
     if target == "class":
         assert np.array_equal(fitted.predict_proba(X_dask).compute(), local.predict_proba(X))
+
+
+@pytest.mark.parametrize("name, target, params", BOOSTING_CASES, ids=["multinomial", "subsampled", "quantile best-first"])
+def test_boosting_equals_local_fit(client, data, name, target, params):
+    X, y_class, y_real, weight = data
+    y = y_class if target == "class" else y_real
+    local = getattr(gpuforest, name)(random_state=3, **params).fit(X, y, sample_weight=weight)
+    X_dask, y_dask, weight_dask = as_dask((40, 150, 50), X, y, weight)
+    fitted = getattr(gd, name)(random_state=3, timeout=TIMEOUT, **params).fit(X_dask, y_dask, sample_weight=weight_dask)
+    assert_same_trees(fitted, local)
+    assert np.array_equal(fitted.predict(X_dask).compute(), local.predict(X))
 
 
 def test_dataframe_input(client, data):
@@ -187,6 +203,9 @@ def test_bad_input(client, data):
         estimator.fit(X, y_dask)
     with pytest.raises(ValueError, match="does not support pruning"):
         gd.DecisionTreeClassifier(ccp_alpha=0.1, timeout=TIMEOUT).fit(X_dask, y_dask)
+    with pytest.raises(ValueError, match="does not stop early"):
+        gd.GradientBoostingRegressor(early_stopping="auto", timeout=TIMEOUT).fit(*as_dask(60, np.tile(X, (50, 1)),
+                                                                                   np.arange(50 * N_ROWS) * 1.0))
     with pytest.raises(TimeoutError, match="timeout=1e-09"):
         gd.DecisionTreeClassifier(timeout=1e-9).fit(X_dask, y_dask)
 
