@@ -47,7 +47,7 @@ from .backend import CPUBackend, RowData
 from .binning import BinMapper
 from .decision_tree import encode_classes, growth_params, validate_fit_data, x_dtype
 from .grower import TreeGrower
-from .kernels.common import PURPOSE_BINNING, category_goes_left, goes_left
+from .kernels.common import PURPOSE_BINNING, bootstrap_row, category_goes_left, goes_left
 from .kernels.cpu.sampling import uniform_per_row
 from .pruning import prunes
 from .statistics import classification_statistics, newton_statistics, regression_statistics
@@ -127,22 +127,34 @@ def _partition_rows(binned, stats, positive, offset, n_samples, n_trees, bootstr
     n_samples : int
         Rows of the whole training set.
     bootstrap : tuple ``(seed, first_tree, n_draws)`` or None
-        Bootstrap draws (``Backend.bootstrap_counts`` of the whole training set, the partition's columns
-        kept), or None: every row once.
+        Bootstrap draws (``Backend.bootstrap_counts`` of the whole training set, the partition's columns:
+        ``_bootstrap_counts_of_rows``), or None: every row once.
     """
     n_rows = positive.shape[0]
     if bootstrap is None:
         counts = np.ones((n_trees, n_rows), dtype=np.int32)
     else:
-        seed, first_tree, n_draws = bootstrap
-        counts = CPUBackend().bootstrap_counts(seed, first_tree, n_trees, n_samples, n_draws)
-        counts = np.ascontiguousarray(counts[:, offset:offset + n_rows])
+        counts = np.empty((n_trees, n_rows), dtype=np.int32)
+        _bootstrap_counts_of_rows(*bootstrap, n_samples, offset, counts)
     drawn = (counts > 0) & positive[None, :]
     entry_tree, entry_rows = np.nonzero(drawn)
     rows = CPUBackend().row_data(
         binned, np.empty(0, dtype=np.int32), counts, stats, unit_counts=None if bootstrap else True
     )
     return _PartitionRows(rows, entry_rows.astype(np.int32), entry_tree, drawn.sum(axis=1))
+
+
+@njit(cache=True)
+def _bootstrap_counts_of_rows(seed, first_tree, n_draws, n_samples, offset, out):
+    """``kernels.cpu.sampling.bootstrap_counts`` of the global rows ``offset`` to ``offset + out.shape[1] - 1``
+    of ``n_samples``: every draw made (keyed by seed, tree and draw), those of other rows skipped."""
+    n_trees, n_rows = out.shape
+    for tree in range(n_trees):
+        out[tree] = 0
+        for draw in range(n_draws):
+            row = bootstrap_row(seed, first_tree + tree, draw, n_samples) - offset
+            if 0 <= row < n_rows:
+                out[tree, row] += 1
 
 
 @njit(cache=True)
@@ -204,12 +216,12 @@ def _partition_totals(part, tree_offsets, levels, missing_bin, node_start, node_
 def _partition_histograms(
     part, tree_offsets, levels, missing_bin, node_start, node_stop, node_tree, n_bins, n_slots, feature_mask,
 ):
-    """The partition's share of ``Backend.build_histograms`` of the queried nodes, zero where masked out:
-    (n_nodes, n_features, n_bins, n_slots) int64."""
+    """The partition's share of ``Backend.build_histograms`` of the queried nodes, only the (node, feature)
+    pairs of ``feature_mask`` (n_nodes, n_features): (n_pairs, n_bins, n_slots) int64, in ``feature_mask``'s
+    order (a forest's nodes draw a few features each: the rest is not sent)."""
     rows, start, stop = _node_rows(part, tree_offsets, levels, missing_bin, node_start, node_stop)
-    n_features = rows.X_binned.shape[1]
-    hist = np.zeros((start.shape[0], n_features, n_bins, n_slots), dtype=np.int64)
-    return CPUBackend().build_histograms(rows, start, stop, node_tree, n_bins, n_slots, feature_mask, out=hist)
+    hist = CPUBackend().build_histograms(rows, start, stop, node_tree, n_bins, n_slots, feature_mask)
+    return hist[feature_mask]
 
 
 def _sum_arrays(*arrays):
@@ -290,11 +302,13 @@ class DaskBackend(CPUBackend):
     def build_histograms(
         self, rows, node_start, node_stop, node_tree, n_bins, n_slots, feature_mask, out=None, out_rows=None,
     ):
-        hist = self._summed(rows, _partition_histograms, node_start, node_stop, node_tree, n_bins, n_slots,
-                            feature_mask)
+        pairs = self._summed(rows, _partition_histograms, node_start, node_stop, node_tree, n_bins, n_slots,
+                             feature_mask)
         if out is None:
-            return hist
-        out[np.arange(hist.shape[0]) if out_rows is None else out_rows] = hist
+            out = np.empty((node_start.shape[0], feature_mask.shape[1], n_bins, n_slots), dtype=np.int64)
+        node_rows = np.arange(node_start.shape[0]) if out_rows is None else np.asarray(out_rows)
+        nodes, features = np.nonzero(feature_mask)
+        out[node_rows[nodes], features] = pairs
         return out
 
     def find_best_splits_from_rows(
