@@ -15,6 +15,9 @@ that read training rows run on the workers, through ``DaskBackend``:
 - **Randomness keyed by global ids.** A partition's bootstrap counts are the
   columns of its global rows of ``bootstrap_counts`` (seed, tree, draw); feature
   subsets and random thresholds are drawn on the client by (seed, tree, node).
+- **Boosting.** The raw scores and each round's gradients stay on the client
+  (the local loss code); a round's trees grow together, and each row's leaf
+  comes from ``Tree.apply`` on X's partitions.
 - **Rows by routing, not by state.** The grower numbers each node's rows as a
   range of positions (children: ``[start, start + n_left)`` and the rest).
   ``DaskBackend.apply_splits`` only records the level's splits; every task
@@ -40,6 +43,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numba import njit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, check_random_state
 
 from . import boosting, decision_tree, forest
@@ -72,7 +76,6 @@ def _one_thread(task):
     return run
 
 
-
 @_one_thread
 def _bin_partition(X_block, bin_mapper):
     """``BinnedRows`` of one partition of X (n_rows, n_features), binned by the fitted ``bin_mapper``."""
@@ -84,8 +87,9 @@ def _bin_partition(X_block, bin_mapper):
 
 
 def _take_rows(X_block, rows):
-    """Rows ``rows`` (local indices) of one partition of X."""
-    return np.asarray(X_block)[rows]
+    """Rows ``rows`` (local indices) of one partition of X, in the float dtype a local fit validates X to."""
+    X_block = np.asarray(X_block)
+    return X_block[rows].astype(x_dtype(X_block), copy=False)
 
 
 @dataclass
@@ -103,12 +107,16 @@ class _PartitionRows:
         Tree (in the batch) of each entry.
     tree_entries : ndarray of shape (n_trees,), dtype int64
         Entries per tree.
+    routed : tuple ``(n_levels, entry_start, entry_stop)`` or None
+        A cache on the worker holding the partition: the entries' ranges after the first ``n_levels``
+        levels of splits (``_node_rows``), so that a level routes through its last splits only.
     """
 
     rows: RowData
     entry_rows: np.ndarray
     entry_tree: np.ndarray
     tree_entries: np.ndarray
+    routed: tuple | None = None
 
 
 @_one_thread
@@ -188,11 +196,15 @@ def _node_rows(part, tree_offsets, levels, missing_bin, node_start, node_stop):
     Every entry starts at its tree's root (``tree_offsets``) and follows the recorded ``levels`` of splits;
     node ``k`` of the query is the range ``[node_start[k], node_stop[k])`` of the grower's positions.
     """
-    entry_start = tree_offsets[part.entry_tree].astype(np.int64)
-    entry_stop = tree_offsets[part.entry_tree + 1].astype(np.int64)
-    for level in levels:
+    # A growth only appends levels: the cached ranges are those after its first levels.
+    if part.routed is None or part.routed[0] > len(levels):
+        part.routed = (0, tree_offsets[part.entry_tree].astype(np.int64), tree_offsets[part.entry_tree + 1])
+    n_routed, entry_start, entry_stop = part.routed
+    entry_start, entry_stop = entry_start.copy(), entry_stop.astype(np.int64)
+    for level in levels[n_routed:]:
         _route_rows(part.rows.X_binned, part.entry_rows, entry_start, entry_stop, *level[:6], missing_bin,
                     *level[6:])
+    part.routed = (len(levels), entry_start, entry_stop)
     # Empty ranges first among equal starts: the last range starting at or before an entry's start is its node.
     order = np.lexsort((node_stop, node_start))
     at = np.searchsorted(node_start[order], entry_start, side="right") - 1
@@ -233,6 +245,7 @@ def _sum_arrays(*arrays):
 
 
 def _entry_counts(part):
+    """A partition's entries per tree (``_PartitionRows.tree_entries``)."""
     return part.tree_entries
 
 
@@ -664,8 +677,6 @@ class _DaskTree(_DaskEstimator):
             local.classes_, y = encode_classes(y)
             local.n_classes_ = local.classes_.shape[0]
             if local.class_weight is not None:
-                from sklearn.utils.class_weight import compute_sample_weight
-
                 sample_weight = sample_weight * compute_sample_weight(local.class_weight, y)
             stats, n_values = classification_statistics(local.criterion, y, local.n_classes_, sample_weight), local.n_classes_
         else:

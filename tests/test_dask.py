@@ -119,6 +119,14 @@ def test_dataframe_input(client, data):
     assert np.array_equal(fitted.predict(X_frame).compute(), local.predict(frame))
 
 
+def test_integer_features(client, data):
+    X, _, y_real, _ = data
+    X_int = np.rint(np.nan_to_num(X) * 3).astype(np.int64)
+    local = gpuforest.DecisionTreeRegressor(max_depth=5).fit(X_int, y_real)
+    fitted = gd.DecisionTreeRegressor(max_depth=5, timeout=TIMEOUT).fit(*as_dask(100, X_int, y_real))
+    assert_same_trees(fitted, local)
+
+
 def fit_tree_classifier(data, chunks=60):
     X, y_class, _, _ = data
     X_dask, y_dask = as_dask(chunks, X, y_class)
