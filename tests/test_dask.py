@@ -220,7 +220,7 @@ def test_bad_input(client, data):
 
 def test_closed_client(data):
     X, y_class, _, _ = data
-    closed = distributed.Client(processes=False, n_workers=1, dashboard_address=None)
+    closed = distributed.Client(processes=False, n_workers=1, dashboard_address=":0")
     closed.close()
     with pytest.raises(ValueError, match="closed, not running"):
         gd.DecisionTreeClassifier(client=closed).fit(*as_dask(60, X, y_class))
