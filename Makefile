@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test check-kernels check-quality install bench clean plain-install-check
+.PHONY: demo test check-kernels check-quality check-dask install bench clean plain-install-check
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,7 +23,7 @@ demo: install
 	$(BIN)/python -m gpuforest.demo
 
 test: install
-	$(BIN)/python -m pytest -q -n auto --durations=20 -m "not kernel_build and not quality" tests
+	$(BIN)/python -m pytest -q -n auto --durations=20 -m "not kernel_build and not quality and not dask" tests
 
 # The kernel build checks (CI runs them after the tests): every CUDA kernel's PTX resources (no spills,
 # 50% occupancy) and every CPU kernel under numba's bounds checking, each compiling every kernel afresh.
@@ -34,6 +34,11 @@ check-kernels: install
 # and fits in fresh processes.
 check-quality: install
 	$(BIN)/python -m pytest -q -n auto --durations=10 -m quality tests
+
+# Distributed fits on a 2-worker local Dask cluster (CI runs them after the quality checks): one process, as
+# the tests share the cluster.
+check-dask: install
+	$(BIN)/python -m pytest -q -p no:xdist -m dask tests/test_dask.py
 
 bench: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/bench_tree.py
