@@ -35,7 +35,7 @@ from .tree import CATEGORICAL, CATEGORY_WORDS, NUMERIC, TREE_LEAF, TREE_UNDEFINE
 
 # Histogram bytes per chunk of a level when nodes draw feature subsets (see _units_per_chunk): small
 # beside the input, while a chunk still holds hundreds of nodes (the kernels' parallel work).
-SUBSET_CHUNK_BYTES = 16 * 1024 * 1024
+SUBSET_CHUNK_BYTES = 8 * 1024 * 1024
 # A level whose histograms need at most this much goes in one chunk without a memory query.
 SMALL_LEVEL_BYTES = 16 * 1024 * 1024
 # Most bytes of best-first growth's histogram pool (see _BestFirst._pool_rows).
