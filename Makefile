@@ -38,7 +38,7 @@ check-quality: install
 # Distributed fits on a 2-worker local Dask cluster (CI runs them after the quality checks): one process, as
 # the tests share the cluster.
 check-dask: install
-	$(BIN)/python -m pytest -q -p no:xdist -m dask tests/test_dask.py
+	$(BIN)/python -m pytest -q -p no:xdist -m dask tests
 
 bench: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/bench_tree.py

@@ -227,10 +227,14 @@ def infer_task(y):
     raise ValueError(f"Cannot tell the task from a {kind} target: give --task classification or regression.")
 
 
-def make_estimator(model, task, params, device, verbose=1):
+def make_estimator(model, task, params, device, verbose=1, module=gpuforest):
     """The estimator of ``model`` and ``task`` with ``params``, and ``device`` (None: the estimator's default)
-    and ``verbose`` (its progress output, where it has one) unless ``params`` set them."""
-    estimator = getattr(gpuforest, MODELS[model][TASKS.index(task)])()
+    and ``verbose`` (its progress output, where it has one) unless ``params`` set them; ``module``: where the
+    estimator classes are (``gpuforest.dask`` for a cluster)."""
+    name = MODELS[model][TASKS.index(task)]
+    if not hasattr(module, name):
+        raise UsageError(f"--model {model}: {module.__name__} has no {name}.")
+    estimator = getattr(module, name)()
     accepted = estimator.get_params()
     unknown = sorted(set(params) - set(accepted))
     if unknown:
@@ -282,17 +286,47 @@ def print_metrics(rows, n_samples, title):
 # Subcommands
 
 
+def distributed(X, y, client):
+    """``X`` and ``y`` as dask arrays of one row partition per worker of ``client``."""
+    import dask.array as da
+
+    n_workers = max(1, len(client.scheduler_info()["workers"]))
+    chunk_rows = max(1, -(-X.shape[0] // n_workers))
+    return da.from_array(X, chunks=(chunk_rows, X.shape[1])), da.from_array(y, chunks=chunk_rows)
+
+
+def connect(address):
+    """A ``distributed.Client`` of the scheduler at ``address``; a clear error without the dask extra."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise UsageError("--scheduler needs dask and distributed: pip install 'gpuforest[dask]'.") from None
+    return Client(address, set_as_default=False)
+
+
 def train(args):
     X, y = read_data(args.data, args.target)
     task = args.task or infer_task(y)
-    estimator = make_estimator(args.model, task, dict(args.param), args.device)
+    if args.scheduler is None:
+        estimator = make_estimator(args.model, task, dict(args.param), args.device)
+    else:
+        import gpuforest.dask
+
+        estimator = make_estimator(args.model, task, dict(args.param), args.device, module=gpuforest.dask)
+        estimator.set_params(client=connect(args.scheduler))
     X_eval = y_eval = None
     if args.eval_fraction is not None:
         stratify = y if task == "classification" and np.unique(y, return_counts=True)[1].min() >= 2 else None
         X, X_eval, y, y_eval = train_test_split(X, y, test_size=args.eval_fraction, random_state=args.seed,
                                                 stratify=stratify)
     start = time.perf_counter()
-    fit(estimator, X, y)
+    if args.scheduler is None:
+        fit(estimator, X, y)
+    else:
+        # The local estimator of the cluster's fit: the model of a local fit, saved and scored as one.
+        client = estimator.client
+        estimator = fit(estimator, *distributed(X, y, client)).to_local()
+        client.close()
     print(f"Trained {type(estimator).__name__} on {X.shape[0]} rows x {X.shape[1]} features in "
           f"{time.perf_counter() - start:.2f} s.")
     if args.output is not None:
@@ -485,6 +519,9 @@ def build_parser():
                               help="hold out this fraction of the rows (stratified for classes) and print the scores")
     train_parser.add_argument("--seed", type=int, default=0, help="the seed of the held-out rows (default 0)")
     train_parser.add_argument("--output", "-o", help="the model file to write")
+    train_parser.add_argument("--scheduler", metavar="ADDRESS", help="fit on the Dask cluster of this scheduler "
+                              "(gpuforest.dask; the dask extra): the model of a local fit, row partitions sent to "
+                              "its workers, one per worker")
 
     predict_parser = command("predict", predict, "predict with a saved model", description=(
         "Predict with a saved model: CSV to stdout, or a .csv or .npy file with --output."))

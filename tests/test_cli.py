@@ -196,3 +196,26 @@ def test_bench_lists_scripts_and_installed_peers(tmp_path, capsys):
     assert cli.installed_peers(script) == ["gpuforest", "scikit-learn"]
     (tmp_path / "bench_plain.py").write_text("ROWS = 10\n")
     assert cli.installed_peers(tmp_path / "bench_plain.py") is None
+
+
+@pytest.mark.dask
+def test_train_on_a_dask_scheduler_saves_the_local_fits_model(tmp_path, capsys):
+    distributed = pytest.importorskip("distributed")
+    X, y = classification_data(120)
+    data = write_csv(tmp_path / "train.csv", X, y)
+    model_path = str(tmp_path / "forest.gpuforest")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+        assert cli.main(["train", data, "--target", "label", "--param", "n_estimators=3", "--param", "max_depth=4",
+                         "--param", "random_state=0", "--scheduler", cluster.scheduler_address,
+                         "--output", model_path]) == 0
+    assert "Trained RandomForestClassifier on 120 rows" in capsys.readouterr().out
+    model = gpuforest.load_model(model_path)
+    local = gpuforest.RandomForestClassifier(n_estimators=3, max_depth=4, random_state=0).fit(X, y)
+    for distributed_tree, local_tree in zip(model.trees_, local.trees_):
+        for name in ("children_left", "feature", "threshold", "value"):
+            np.testing.assert_array_equal(getattr(distributed_tree, name), getattr(local_tree, name))
+    np.testing.assert_array_equal(model.predict_proba(X), local.predict_proba(X))
+    with pytest.raises(SystemExit) as error:
+        cli.main(["train", data, "--target", "label", "--model", "adaboost", "--scheduler", "tcp://127.0.0.1:1"])
+    assert error.value.code == 2
+    assert "gpuforest.dask has no AdaBoostClassifier" in capsys.readouterr().err
