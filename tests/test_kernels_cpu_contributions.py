@@ -37,17 +37,18 @@ def grid_problem():
     return X, y, DecisionTreeRegressor(max_depth=2).fit(X, y).tree_
 
 
-def known_value(X, y, x, known):
-    """v(S): the mean target of the training rows equal to ``x`` on the features ``known``."""
-    agree = np.all(X[:, list(known)] == x[list(known)], axis=1)
-    return y[agree].mean()
+def known_values(X, y, x):
+    """v(S) for every set S of the first two features: the mean target of the training rows equal to ``x`` on S."""
+    return {
+        known: y[np.all(X[:, list(known)] == x[list(known)], axis=1)].mean() for known in [(), (0,), (1,), (0, 1)]
+    }
 
 
 def test_grid_contributions_equal_the_two_player_shapley_values():
     X, y, tree = grid_problem()
     out = kernel_output(path_contributions, tree, X, (8, 4, 1))[..., 0]
     for row, x in enumerate(X):
-        v = {known: known_value(X, y, x, known) for known in [(), (0,), (1,), (0, 1)]}
+        v = known_values(X, y, x)
         phi_0 = ((v[(0,)] - v[()]) + (v[(0, 1)] - v[(1,)])) / 2
         phi_1 = ((v[(1,)] - v[()]) + (v[(0, 1)] - v[(0,)])) / 2
         np.testing.assert_allclose(out[row], [phi_0, phi_1, 0.0, 0.0], rtol=0, atol=1e-12)
@@ -61,7 +62,7 @@ def test_grid_interactions_equal_the_shapley_interaction_index():
     X, y, tree = grid_problem()
     out = kernel_output(path_interactions, tree, X, (8, 4, 4, 1))[..., 0]
     for row, x in enumerate(X):
-        v = {known: known_value(X, y, x, known) for known in [(), (0,), (1,), (0, 1)]}
+        v = known_values(X, y, x)
         expected = np.zeros((4, 4))
         expected[0, 1] = expected[1, 0] = (v[(0, 1)] - v[(0,)] - v[(1,)] + v[()]) / 2
         np.testing.assert_allclose(out[row], expected, rtol=0, atol=1e-12)
