@@ -118,11 +118,11 @@ class BinnedRows:
 
     Attributes
     ----------
-    X_binned : ndarray of shape (n_samples, n_features), dtype uint8, Fortran order
-        ``BinMapper.transform``'s bins.
+    X_binned : ndarray of shape (n_samples, n_features), dtype uint8
+        ``BinMapper.transform``'s bins, in the partition kernels' layout (the CUDA backend's: Fortran order;
+        the CPU's: C order, ``histogram_bins`` itself).
     histogram_bins : ndarray of shape (n_samples, n_features), dtype uint8
-        The layout the backend's histogram kernel reads: ``X_binned`` itself, or the
-        CPU's C-ordered copy.
+        The layout the backend's histogram kernel reads (both backends: ``X_binned`` itself).
     """
 
     X_binned: np.ndarray
@@ -135,7 +135,7 @@ class RowData:
 
     Attributes
     ----------
-    X_binned : ndarray of shape (n_samples, n_features), dtype uint8, Fortran order
+    X_binned : ndarray of shape (n_samples, n_features), dtype uint8
     histogram_bins : ndarray of shape (n_samples, n_features), dtype uint8
         ``X_binned`` in the layout the backend's histogram kernel reads (``BinnedRows.histogram_bins``).
     sample_indices : ndarray of shape (n_entries,), dtype int32
@@ -220,13 +220,9 @@ class Backend:
         return tuple([None if array is None else self.to_device(array) for array in arrays])
 
     def binned_rows(self, X_binned):
-        """``BinnedRows`` of ``X_binned`` (from ``map_to_bins``): made once per fit, read by every growth."""
-        return BinnedRows(X_binned=X_binned, histogram_bins=self._histogram_layout(X_binned))
-
-    def _histogram_layout(self, X_binned):
-        """``X_binned`` as the histogram kernel reads it: the same array (a warp reads one feature of
-        consecutive rows)."""
-        return X_binned
+        """``BinnedRows`` of ``X_binned`` (from ``map_to_bins``): made once per fit, read by every growth; the
+        same array for every kernel (a warp reads one feature of consecutive rows)."""
+        return BinnedRows(X_binned=X_binned, histogram_bins=X_binned)
 
     def row_data(self, binned_rows, sample_indices, sample_counts, stats, unit_counts=None):
         """``RowData`` on the device of the rows ``sample_indices`` of ``binned_rows`` (``Backend.binned_rows``),
@@ -588,9 +584,12 @@ class CPUBackend(Backend):
     def __init__(self):
         super().__init__("cpu", np, _kernel_modules("cpu"))
 
-    def _histogram_layout(self, X_binned):
-        """A C-ordered copy: the row-wise histogram kernel reads a row's bins from one cache line."""
-        return np.ascontiguousarray(X_binned)
+    def binned_rows(self, X_binned):
+        """One C-ordered copy for every kernel: the row-wise histogram kernel reads a row's bins from one cache
+        line, and the partition, which reads one feature of each row, reads a line per row as it would in
+        Fortran order below the top levels (their rows are scattered), at half the memory of both layouts."""
+        rows = np.ascontiguousarray(X_binned)
+        return BinnedRows(X_binned=rows, histogram_bins=rows)
 
     def to_device(self, array):
         # Host and device are one memory: a numpy array passes as it is (a level makes dozens of these calls).
