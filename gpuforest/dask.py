@@ -56,8 +56,9 @@ from .kernels.cpu.sampling import uniform_per_row
 from .pruning import prunes
 from .statistics import classification_statistics, newton_statistics, regression_statistics
 
-# Partial sums combined per reduction task: a tree of depth log_4(n_partitions).
-REDUCTION_FAN_IN = 4
+# Partial sums combined per reduction task: a tree of depth log_8(n_partitions) (one task for up to 8
+# partitions: each level of the tree is one more hop through the scheduler, about 8 ms).
+REDUCTION_FAN_IN = 8
 
 
 # --- the work of the workers: pure functions of a partition ---------------------------------------------

@@ -79,8 +79,9 @@ BOOSTING_CASES = [
 
 
 @pytest.mark.parametrize(
-    "chunks", [N_ROWS, (40, 150, 50), 35, (0, 120, 120)],
-    ids=["one partition (a worker without data)", "uneven", "more partitions than workers", "an empty partition"],
+    "chunks", [N_ROWS, (40, 150, 50), 20, (0, 120, 120)],
+    ids=["one partition (a worker without data)", "uneven", "more partitions than workers (two reduction levels)",
+         "an empty partition"],
 )
 @pytest.mark.parametrize("name, target, params", CASES, ids=[case[0] for case in CASES])
 def test_to_local_equals_local_fit(client, data, chunks, name, target, params):
