@@ -1,10 +1,11 @@
 #!/bin/bash
 # Everything a session with a lent GPU runs there, in one command: the
 # environment, the `gpu` tests (tests/gpu), the GPU benchmarks.
-# Each step has its own time limit so that a slow one leaves the rest their turn; the
-# defaults add up to about 600 s, one call's limit (`run(timeout_s=600, carry=[".whl"])`).
-# The 24 `gpu` tests compile every kernel from cold caches, about 100 s per worker: hence
-# 12 workers, two tests each. The log and a tarball of this run's results land in $OUT.
+# Each step has its own time limit so that a slow one leaves the rest their turn; all the
+# steps' defaults add up to about 700 s, more than one call's limit: split them over two calls
+# with STEPS (`run(command="STEPS='tests boosting' bash ...", timeout_s=600, carry=[".whl"])`).
+# The `gpu` tests compile every kernel from cold caches in each worker: hence a worker a core.
+# The log and a tarball of this run's results land in $OUT.
 export PYTHONUNBUFFERED=1 OUT=${OUT:-/tmp/out} NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0
 mkdir -p "$OUT"
 log="$OUT/session.log"
@@ -40,12 +41,12 @@ fi
 
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '_')
 # STEPS picks the steps and their order (default: all); FOREST_DEVICES the forest benchmark's devices.
-for bench in ${STEPS:-tests phases gpu forest boosting}; do
+for bench in ${STEPS:-tests phases gpu forest boosting contributions}; do
     case $bench in
     tests)
         step gpu tests
-        GPUFOREST_REAL_CUDA=1 timeout "${TESTS_S:-200}" python3 -m pytest -m gpu tests/gpu -q -p no:cacheprovider \
-            -n "${TESTS_WORKERS:-12}" --durations=5 2>&1 | tee -a "$log" ;;
+        GPUFOREST_REAL_CUDA=1 timeout "${TESTS_S:-240}" python3 -m pytest -m gpu tests/gpu -v --tb=short -p no:cacheprovider \
+            -n "${TESTS_WORKERS:-16}" --durations=5 2>&1 | tee -a "$log" ;;
     phases)
         step gpu_phases
         timeout "${PHASES_S:-80}" python3 benchmarks/gpu_phases.py --output "benchmarks/results/gpu_phases_${card}" \
@@ -63,6 +64,10 @@ for bench in ${STEPS:-tests phases gpu forest boosting}; do
         step "bench_boosting cuda"
         timeout "${BENCH_BOOSTING_S:-100}" python3 benchmarks/bench_boosting.py --device cuda \
             --libraries gpuforest ${BOOSTING_PEERS-scikit-learn} $peers --output-name "boosting_cuda_${card}_1000000x28" 2>&1 | tee -a "$log" ;;
+    contributions)
+        step "bench_contributions cuda"
+        timeout "${CONTRIBUTIONS_S:-80}" python3 benchmarks/bench_contributions.py --device cuda \
+            $([ -n "$peers" ] && echo --gpu) --output "contributions_cuda_${card}_100000x28" 2>&1 | tee -a "$log" ;;
     esac
 done
 

@@ -68,14 +68,24 @@ class CachedKernel:
 
 
 class SimulatedKernel:
-    """A kernel of numba's CUDA simulator whose launches are counted (``Backend.counting``)."""
+    """A kernel of numba's CUDA simulator whose launches are counted (``Backend.counting``).
+
+    The simulator runs kernels in Python and passes any argument; a GPU's numba-cuda
+    marshals only arrays, numbers and tuples of them, and raises ``NotImplementedError``
+    at a None. Launches here refuse None alike, so that simulator tests catch it.
+    """
 
     def __init__(self, kernel):
         self.kernel = kernel
 
     def __getitem__(self, launch_config):
         count("launches")
-        return self.kernel[launch_config]
+        return functools.partial(self._launch, self.kernel[launch_config])
+
+    def _launch(self, configured, *args):
+        if any(_holds_none(value) for value in args):
+            raise TypeError(f"{self.kernel.py_func.__name__}: a None argument cannot be passed to a GPU kernel")
+        return configured(*args)
 
     def __getattr__(self, name):
         return getattr(self.kernel, name)
@@ -93,6 +103,10 @@ def _argument_key(value):
         flags = value.flags
         return value.dtype, value.ndim, flags.c_contiguous, flags.f_contiguous
     return None
+
+
+def _holds_none(value):
+    return value is None or (isinstance(value, tuple) and any(map(_holds_none, value)))
 
 
 @functools.cache

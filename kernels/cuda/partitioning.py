@@ -24,6 +24,7 @@ Nodes must not overlap (as on the CPU).
 import functools
 
 import numba
+import numpy as np
 from numba import cuda, types
 
 from ..common import category_goes_left, goes_left
@@ -46,7 +47,7 @@ def _row_goes_left(categorical_splits):
     """Device function ``(bin_idx, threshold_bin, missing_left, missing_bin, split_categorical,
     split_category_bitset, node) -> bool``: by ``common.goes_left``, or, with ``categorical_splits``, at a
     node whose split is categorical by its category's bit. The numeric one ignores the last three
-    arguments (None), so that partitions of numeric splits run today's code."""
+    arguments (placeholders), so that partitions of numeric splits run the plain threshold code."""
     if categorical_splits:
 
         @cuda.jit(device=True, inline="always")
@@ -170,11 +171,14 @@ def apply_splits(
     n_entries = sample_indices.shape[0]
     threads = block_threads(-(-n_entries // (n_nodes * ROWS_PER_THREAD)))
     n_blocks, offsets, tile_rows = chunk_table(node_start, node_stop, n_entries, ROWS_PER_THREAD * threads)
-    tile_left = array_namespace(node_start).empty(n_blocks, dtype=sample_indices.dtype)
-    split = (split_feature, split_bin, split_missing_left, missing_bin, split_categorical, split_category_bitset)
+    xp = array_namespace(node_start)
+    tile_left = xp.empty(n_blocks, dtype=sample_indices.dtype)
     count_left, scatter, copy_back = (
         kernel for _, kernel in _partition_kernels(threads, split_categorical is not None)
     )
+    if split_categorical is None:  # the numeric kernels ignore them; a GPU launch takes no None
+        split_categorical, split_category_bitset = split_missing_left, _no_category_bitsets(xp)
+    split = (split_feature, split_bin, split_missing_left, missing_bin, split_categorical, split_category_bitset)
     count_left[n_blocks, threads](
         X_binned, sample_indices, node_start, node_stop, *split, offsets, tile_rows, tile_left
     )
@@ -184,17 +188,20 @@ def apply_splits(
     copy_back[n_blocks, threads](sample_indices, scratch, node_start, node_stop, offsets, tile_rows)
 
 
+@functools.cache
+def _no_category_bitsets(xp):
+    return xp.zeros((1, 1), dtype=np.uint32)
+
+
 def ptx_specializations():
     """``(name, python_function, argument_types, block_size)`` of every kernel launched here."""
     int64_1d = types.Array(types.int64, 1, "C")
     int32_1d = types.Array(types.int32, 1, "C")
     X_binned = types.Array(types.uint8, 2, "F")
+    split = (int32_1d, int32_1d, types.Array(types.boolean, 1, "C"), types.int64,
+             types.Array(types.boolean, 1, "C"), types.Array(types.uint32, 2, "C"))
     specs = []
     for categorical_splits, suffix in ((False, ""), (True, "_categorical")):
-        kinds = (types.Array(types.boolean, 1, "C"), types.Array(types.uint32, 2, "C"))
-        split = (int32_1d, int32_1d, types.Array(types.boolean, 1, "C"), types.int64) + (
-            kinds if categorical_splits else (types.none, types.none)
-        )
         argument_types = (
             (X_binned, int32_1d, int64_1d, int64_1d, *split, int64_1d, int64_1d, int32_1d),
             (X_binned, int32_1d, int32_1d, int64_1d, int64_1d, int64_1d, *split, int64_1d, int64_1d, int32_1d),

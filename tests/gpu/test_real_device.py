@@ -5,7 +5,7 @@ Skipped unless CuPy sees a CUDA device and the simulator is off.
 
 import numpy as np
 import pytest
-from numba import config
+from numba import config, cuda
 
 from gpuforest import (
     AdaBoostClassifier,
@@ -216,8 +216,6 @@ def test_gpu_adaboost_equals_cpu_adaboost():
 
 def _mixed_arguments_kernel(columns, rows, scale_offset, negate, out):
     """out[i] = (+-)(columns[rows[i], 1] * scale + offset): arrays of two layouts, a tuple and a bool."""
-    from numba import cuda
-
     i = cuda.grid(1)
     if i < out.shape[0]:
         scale, offset = scale_offset
@@ -244,3 +242,51 @@ def test_cached_launches_equal_numba_launches():
             cached[8, 128](columns, view, (scale, offset), negate, actual)
             np.testing.assert_array_equal(actual.get(), expected.get())
     assert len(cached._specialisations) == 4  # float and np.float64 scales, contiguous and strided rows
+
+
+def test_gpu_contributions_equal_cpu_contributions():
+    """TreeSHAP on the device (``kernels/cuda/contributions.py``): the same values and interactions."""
+    X, y_class, y_real, _ = data(5_000, seed=6)
+    for Estimator, y in ((GradientBoostingClassifier, (y_class > 0).astype(int)), (RandomForestRegressor, y_real)):
+        params = dict(n_estimators=6, max_depth=6, random_state=0)
+        if Estimator is GradientBoostingClassifier:
+            params["early_stopping"] = False
+        gpu, cpu = (Estimator(device=device, **params).fit(X, y) for device in ("cuda", "cpu"))
+        np.testing.assert_array_equal(gpu.predict_contributions(X[:500]), cpu.predict_contributions(X[:500]))
+        np.testing.assert_array_equal(gpu.predict_interactions(X[:50]), cpu.predict_interactions(X[:50]))
+
+
+def test_gpu_constrained_boosting_equals_cpu_boosting():
+    """``monotonic_cst`` and ``interaction_cst``: the constrained split scans on the device."""
+    X, _, y_real, weight = data(20_000, seed=7)
+    params = dict(n_estimators=8, max_depth=6, monotonic_cst=[1, -1] + [0] * 10,
+                  interaction_cst=[[0, 1, 2], [3, 4, 5, 6, 7, 8, 9, 10, 11]], early_stopping=False, random_state=0)
+    gpu, cpu = (
+        GradientBoostingRegressor(device=device, **params).fit(X, y_real, sample_weight=weight)
+        for device in ("cuda", "cpu")
+    )
+    for gpu_tree, cpu_tree in zip(gpu.trees_, cpu.trees_, strict=True):
+        for name in TREE_ARRAYS:
+            np.testing.assert_array_equal(getattr(gpu_tree, name), getattr(cpu_tree, name), err_msg=name)
+    tree = DecisionTreeRegressor(device="cuda", max_depth=8, monotonic_cst=[1] + [0] * 11).fit(X, y_real)
+    reference = DecisionTreeRegressor(device="cpu", max_depth=8, monotonic_cst=[1] + [0] * 11).fit(X, y_real)
+    np.testing.assert_array_equal(tree.tree_.value, reference.tree_.value)
+
+
+def test_gpu_large_magnitude_and_sparse_inputs_bin_like_the_cpu():
+    """float64 binning (Unix timestamps one second apart) and CSR input on the device."""
+    import scipy.sparse
+
+    rng = np.random.default_rng(8)
+    X = np.column_stack([1.7e9 + np.arange(2_000.0), rng.normal(size=2_000)])
+    y = (np.arange(2_000) % 7 < 3).astype(int)
+    gpu, cpu = (DecisionTreeClassifier(device=device, random_state=0).fit(X, y) for device in ("cuda", "cpu"))
+    np.testing.assert_array_equal(gpu.tree_.threshold, cpu.tree_.threshold)
+    np.testing.assert_array_equal(gpu.predict(X), cpu.predict(X))
+    X_sparse = scipy.sparse.random(5_000, 30, density=0.1, format="csr", random_state=0, dtype=np.float64)
+    y_sparse = np.asarray(X_sparse[:, :3].sum(axis=1)).ravel() > 0.1
+    gpu, cpu = (
+        RandomForestClassifier(n_estimators=4, max_depth=8, device=device, random_state=0).fit(X_sparse, y_sparse)
+        for device in ("cuda", "cpu")
+    )
+    np.testing.assert_array_equal(gpu.predict_proba(X_sparse), cpu.predict_proba(X_sparse))
