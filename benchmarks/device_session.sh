@@ -45,7 +45,7 @@ for bench in ${STEPS:-tests phases gpu forest boosting contributions}; do
     case $bench in
     tests)
         step gpu tests
-        GPUFOREST_REAL_CUDA=1 timeout "${TESTS_S:-240}" python3 -m pytest -m gpu tests/gpu -v --tb=short -p no:cacheprovider \
+        GPUFOREST_REAL_CUDA=1 GPUFOREST_FAILURES="$OUT/gpu_test_failures.txt" timeout "${TESTS_S:-240}" python3 -m pytest -m gpu tests/gpu -v --tb=short -p no:cacheprovider \
             -n "${TESTS_WORKERS:-16}" --durations=5 2>&1 | tee -a "$log" ;;
     phases)
         step gpu_phases

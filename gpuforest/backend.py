@@ -686,6 +686,12 @@ class SimulatedDeviceArray(np.ndarray):
     def item(self, *args):
         return self._to_host_number(lambda array: array.item(*args))
 
+    def max(self, axis=None, out=None, keepdims=False):  # as CuPy's: no ``initial`` or ``where``
+        return super().max(axis, out, keepdims)
+
+    def min(self, axis=None, out=None, keepdims=False):
+        return super().min(axis, out, keepdims)
+
 
 class SimulatedDevice:
     """numpy in CuPy's place under numba's CUDA simulator: the arrays it makes are ``SimulatedDeviceArray``,

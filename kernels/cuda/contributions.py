@@ -47,7 +47,8 @@ _path_interactions = jit_kernel(_path_interactions_kernel, max_registers=MAX_REG
 def _launch(kernel, X, element_start, args):
     if X.shape[0] == 0:
         return
-    longest = int((element_start[1:] - element_start[:-1]).max(initial=0))
+    # CuPy's max takes no ``initial``: an empty forest has no path.
+    longest = int((element_start[1:] - element_start[:-1]).max()) if element_start.shape[0] > 1 else 0
     if longest > MAX_PATH_ELEMENTS:
         raise ValueError(
             f"A path has {longest} distinct features; the CUDA TreeSHAP kernels take at most {MAX_PATH_ELEMENTS}."
