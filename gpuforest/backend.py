@@ -184,6 +184,9 @@ class Backend:
     """
 
     out_of_memory_errors = (MemoryError,)
+    # Whether the device's arrays live in the process's own memory (the CPU's): then growth buffers are
+    # sized from the input, so that the fit's peak memory follows the data's, not the machine's.
+    shares_host_memory = False
 
     def __init__(self, name, xp, kernels):
         self.name = name
@@ -580,6 +583,8 @@ def _kernel_modules(package):
 
 class CPUBackend(Backend):
     """numba ``njit(parallel=True)`` kernels over numpy arrays."""
+
+    shares_host_memory = True
 
     def __init__(self):
         super().__init__("cpu", np, _kernel_modules("cpu"))

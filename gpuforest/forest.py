@@ -71,10 +71,12 @@ from .voting import VOTING_STRATEGIES, combine_votes, predict_from_votes, resolv
 # Bytes of device memory per (tree, row) while a batch grows: the draw counts (4),
 # the in-bag mask (1), and the tree's row indices plus the partition's scratch copy (4 + 4).
 BYTES_PER_TREE_ROW = 13
-# A batch's per-(tree, row) arrays take at most this many bytes per byte of the float32 input
-# (n_samples x n_features x 4), or MIN_BATCH_BYTES for small inputs: the fit's peak memory
-# follows the data's size, not the machine's, at hardly any cost in speed (the work per
-# tree-row is the same in any batch; a batch of a few trees still fills every core).
+# On the CPU a batch's per-(tree, row) arrays take at most this many bytes per byte of the
+# float32 input (n_samples x n_features x 4), or MIN_BATCH_BYTES for small inputs: the fit's
+# peak memory follows the data's size, not the machine's, at hardly any cost in speed (the
+# work per tree-row is the same in any batch; a batch of a few trees still fills every core).
+# A GPU's batches take up to a quarter of its free memory: every tree of a batch shares each
+# launch, so fewer batches mean fewer launches and less host work per tree.
 BATCH_BYTES_PER_INPUT_BYTE = 0.25
 MIN_BATCH_BYTES = 32 * 1024 * 1024
 # Prediction gathers (rows, trees, values) float64 blocks of about this size.
@@ -223,15 +225,16 @@ class BaseForest(
     def _trees_per_batch(self, backend, n_samples, n_features, n_trees):
         """Trees grown together: as many as the batch budget holds; one with per-tree statistics.
 
-        The budget is ``BATCH_BYTES_PER_INPUT_BYTE`` times the float32 input's bytes (at least
-        ``MIN_BATCH_BYTES``), and at most a quarter of the backend's free memory, at
-        ``BYTES_PER_TREE_ROW`` bytes per (tree, row); at least one tree.
+        The budget is a quarter of the backend's free memory, and on the CPU at most
+        ``BATCH_BYTES_PER_INPUT_BYTE`` times the float32 input's bytes (at least ``MIN_BATCH_BYTES``),
+        at ``BYTES_PER_TREE_ROW`` bytes per (tree, row); at least one tree.
         """
         if self._per_tree_statistics():
             return 1
         per_tree = BYTES_PER_TREE_ROW * max(n_samples, 1)
-        input_bytes = 4 * n_samples * n_features
-        budget = min(max(BATCH_BYTES_PER_INPUT_BYTE * input_bytes, MIN_BATCH_BYTES), 0.25 * backend.free_memory_bytes())
+        budget = 0.25 * backend.free_memory_bytes()
+        if backend.shares_host_memory:
+            budget = min(max(BATCH_BYTES_PER_INPUT_BYTE * 4 * n_samples * n_features, MIN_BATCH_BYTES), budget)
         return int(max(1, min(n_trees, budget // per_tree)))
 
     def _sample_counts(self, backend, first_tree, n_trees, n_samples):

@@ -33,9 +33,11 @@ from .kernels.common import NO_SPLIT, PURPOSE_COLUMNS
 from .level import allowed_splits, histogram_plan, number_children, split_children, stopping_rules
 from .tree import CATEGORICAL, CATEGORY_WORDS, NUMERIC, TREE_LEAF, TREE_UNDEFINED, Tree
 
-# Histogram bytes per chunk of a level when nodes draw feature subsets (see _units_per_chunk): small
-# beside the input, while a chunk still holds hundreds of nodes (the kernels' parallel work).
+# Histogram bytes per chunk of a level when nodes draw feature subsets (see _units_per_chunk): on the
+# CPU small beside the input, while a chunk still holds hundreds of nodes (the kernels' parallel
+# work); a GPU's chunks are larger, since each chunk costs its launches.
 SUBSET_CHUNK_BYTES = 8 * 1024 * 1024
+DEVICE_SUBSET_CHUNK_BYTES = 256 * 1024 * 1024
 # A level whose histograms need at most this much goes in one chunk without a memory query.
 SMALL_LEVEL_BYTES = 16 * 1024 * 1024
 # Most bytes of best-first growth's histogram pool (see _BestFirst._pool_rows).
@@ -437,8 +439,8 @@ class TreeGrower:
         per node (its own, built or derived into one array, and its share of the parent
         level's, kept for subtraction), so that a level fits one chunk and keeps its
         histograms for the next level's subtraction. With per-node feature subsets nothing is
-        subtracted or kept, so chunks of at most ``SUBSET_CHUNK_BYTES`` (one copy per node)
-        bound the memory at no cost.
+        subtracted or kept, so chunks of at most ``SUBSET_CHUNK_BYTES`` (one copy per node;
+        ``DEVICE_SUBSET_CHUNK_BYTES`` on a GPU) bound the memory at no cost.
         A level needing at most ``SMALL_LEVEL_BYTES`` is one chunk without asking the
         backend for its free memory (a system call per level adds up in best-first growth).
         """
@@ -448,7 +450,8 @@ class TreeGrower:
             return max(n_units, 1)
         free_bytes = self.backend.free_memory_bytes()
         if not self.nodes_share_features:
-            return max(1, int(min(0.5 * free_bytes, SUBSET_CHUNK_BYTES) // (hist_bytes * nodes_per_unit)))
+            chunk_bytes = SUBSET_CHUNK_BYTES if self.backend.shares_host_memory else DEVICE_SUBSET_CHUNK_BYTES
+            return max(1, int(min(0.5 * free_bytes, chunk_bytes) // (hist_bytes * nodes_per_unit)))
         return max(1, int(0.5 * free_bytes // (2 * hist_bytes * nodes_per_unit)))
 
     def _split_search_in_chunks(

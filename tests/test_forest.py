@@ -246,10 +246,11 @@ def test_same_seed_same_forest_whatever_the_batches(Forest, monkeypatch):
 
 
 class _FreeMemoryBackend:
-    """The one thing batch sizing asks a backend: its free memory in bytes."""
+    """What batch sizing asks a backend: its free memory in bytes, and whether that is the process's own."""
 
-    def __init__(self, free_bytes):
+    def __init__(self, free_bytes, shares_host_memory=True):
         self.free_bytes = free_bytes
+        self.shares_host_memory = shares_host_memory
 
     def free_memory_bytes(self):
         return self.free_bytes
@@ -277,6 +278,16 @@ def test_batch_sizing_keeps_per_tree_row_bytes_under_the_budget(n_samples, n_fea
     assert RandomForestClassifier(class_weight="balanced_subsample")._trees_per_batch(
         backend, n_samples, n_features, n_trees
     ) == 1
+
+
+@pytest.mark.parametrize("free_bytes, per_batch", [(80 * 1024 * MIB, 100), (4 * 13 * 1_000_000 * 10, 10)])
+def test_a_device_batch_takes_a_quarter_of_its_free_memory_whatever_the_input(free_bytes, per_batch):
+    """A GPU's memory is not the process's: its batches are as large as a quarter of it holds (each batch
+    costs its launches), not sized from the input as on the CPU (2 trees of 1M x 28 there)."""
+    device = _FreeMemoryBackend(free_bytes, shares_host_memory=False)
+    assert RandomForestClassifier()._trees_per_batch(device, 1_000_000, 28, 100) == per_batch
+    host = _FreeMemoryBackend(free_bytes)
+    assert RandomForestClassifier()._trees_per_batch(host, 1_000_000, 28, 100) == 2
 
 
 def test_warm_start_adds_the_same_trees_as_one_fit():

@@ -82,6 +82,23 @@ def test_chunks_count_only_the_nodes_that_need_histograms(monkeypatch):
     assert len(row_scans) <= 2 * (depth + 1)
 
 
+def test_a_device_chunks_feature_subset_histograms_by_its_own_size(monkeypatch):
+    """On a GPU (simulated) a chunk holds up to ``DEVICE_SUBSET_CHUNK_BYTES`` of histograms, not the CPU's
+    smaller ``SUBSET_CHUNK_BYTES``; the same trees as the CPU's."""
+    X, y = make_classification(n_samples=400, n_features=N_FEATURES, random_state=2)
+    model = RandomForestClassifier(n_estimators=2, max_depth=4, max_features=3, max_bins=16, random_state=0)
+    reference = clone(model).set_params(device="cpu").fit(X, y)
+    histogram_bytes = N_FEATURES * 16 * 3 * 8
+    monkeypatch.setattr("gpuforest.grower.SMALL_LEVEL_BYTES", 0)
+    monkeypatch.setattr("gpuforest.grower.SUBSET_CHUNK_BYTES", histogram_bytes)
+    monkeypatch.setattr("gpuforest.grower.DEVICE_SUBSET_CHUNK_BYTES", 3 * histogram_bytes)
+    builds = recorded_calls(monkeypatch, CUDABackend, "build_histograms")
+    forest = clone(model).set_params(device="cuda").fit(X, y)
+    for tree, reference_tree in zip(forest.estimators_, reference.estimators_, strict=True):
+        assert_same_tree(tree.tree_, reference_tree.tree_)
+    assert max(node_start.shape[0] for _, node_start, *_ in builds) == 3
+
+
 def test_out_of_memory_is_retried_in_smaller_chunks(data_and_reference, monkeypatch):
     X, y, reference = data_and_reference
     build = CPUBackend.build_histograms
