@@ -158,8 +158,9 @@ _NODE_COLUMNS = tuple(
 class _TreeRecorder:
     """Collects node and split records level by level; assembles ``Tree`` objects."""
 
-    def __init__(self, n_trees):
+    def __init__(self, n_trees, n_outputs=1):
         self.next_node_idx = np.ones(n_trees, dtype=np.int64)
+        self.n_outputs = n_outputs  # the node values' outputs: Tree.value (node_count, n_outputs, n_values)
         self.nodes = []
         self.splits = []
 
@@ -230,8 +231,8 @@ class _TreeRecorder:
                     array[positions] = source
                 return array
 
-            node_values = np.empty((node_count, 1, values.shape[1]))
-            node_values[order, 0] = values[mine]
+            node_values = np.empty((node_count, self.n_outputs, values.shape[1] // self.n_outputs))
+            node_values[order] = values[mine].reshape(-1, *node_values.shape[1:])
             result.append(
                 Tree(
                     n_features=n_features,
@@ -304,7 +305,7 @@ class TreeGrower:
         self.n_node_features = min(params.max_features, self.allowed_features.shape[1])
         # Every node then evaluates all its tree's features, a child its parent's: siblings can be subtracted.
         self.nodes_share_features = self.n_node_features == self.allowed_features.shape[1]
-        self.recorder = _TreeRecorder(self.n_trees)
+        self.recorder = _TreeRecorder(self.n_trees, stats.n_outputs)
 
     def grow(self):
         """Grow every tree; returns a list of ``Tree``."""

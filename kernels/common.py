@@ -19,6 +19,17 @@ poisson                ``w``, ``w*y``, ``w*y*log(y)``
 newton                 ``g``, ``h`` (gradient, hessian; for boosting)
 =====================  =====================================================
 
+Several outputs
+---------------
+A criterion id of ``n_outputs > 1`` outputs (multi-output y, as scikit-learn's trees) is
+``base + N_CRITERIA * (n_outputs - 1)`` (``multi_output_criterion``), so that every kernel keeps
+its signature; single-output ids are the base ids. The slots: squared error ``w``,
+``w*y_1 .. w*y_K``, ``sum_k w*y_k**2`` (Poisson ``sum_k w*y_k*log(y_k)``); classification one
+block of ``n_stat_slots / n_outputs`` class slots per output (``offset_k + class``, padded to the
+largest number of classes). The impurity is the mean over the outputs of each output's
+impurity, as scikit-learn's ``_criterion.pyx``, so ``cost = W * impurity`` and the gain sum the
+outputs' and divide by ``n_outputs``.
+
 Newton regularization
 ---------------------
 ``regularization = (l2, l1)`` (a float64 pair; every other criterion ignores
@@ -69,6 +80,8 @@ MISCLASSIFICATION = 2
 SQUARED_ERROR = 3
 POISSON = 4
 NEWTON = 5
+# Criterion ids of several outputs (see "Several outputs" above).
+N_CRITERIA = 8
 
 # Which statistic a node's total comes from for each side of a split.
 PARENT = 0
@@ -94,15 +107,33 @@ def slot_value(parent, left, side, slot, inv_scales):
     return fixed * inv_scales[slot]
 
 
+def multi_output_criterion(criterion, n_outputs):
+    """The criterion id of ``criterion`` (a base id) over ``n_outputs`` outputs (see "Several outputs")."""
+    return criterion + N_CRITERIA * (n_outputs - 1)
+
+
+@njit(cache=True, inline="always")
+def base_criterion(criterion):
+    """The base criterion (``GINI`` .. ``NEWTON``) of a criterion id."""
+    return criterion % N_CRITERIA
+
+
+@njit(cache=True, inline="always")
+def criterion_outputs(criterion):
+    """The number of outputs of a criterion id."""
+    return criterion // N_CRITERIA + 1
+
+
 @njit(cache=True, inline="always")
 def node_weight(criterion, parent, left, side, n_stat_slots, inv_scales):
-    """Total sample weight (hessian for ``newton``) of one node."""
-    if criterion <= MISCLASSIFICATION:
+    """Total sample weight (hessian for ``newton``) of one node: with classes, the sum of the first output's."""
+    kind = base_criterion(criterion)
+    if kind <= MISCLASSIFICATION:
         total = 0.0
-        for slot in range(n_stat_slots):
+        for slot in range(n_stat_slots // criterion_outputs(criterion)):
             total += slot_value(parent, left, side, slot, inv_scales)
         return total
-    if criterion == NEWTON:
+    if kind == NEWTON:
         return slot_value(parent, left, side, 1, inv_scales)
     return slot_value(parent, left, side, 0, inv_scales)
 
@@ -126,37 +157,51 @@ def proxy_cost(criterion, parent, left, side, weight, n_stat_slots, inv_scales, 
     ``newton`` (a 2-tuple of float64). Returns ``inf`` where the node cannot be
     a child (Poisson with a zero sum of y).
     """
-    if criterion == GINI:
+    kind = base_criterion(criterion)
+    n_outputs = criterion_outputs(criterion)
+    n_classes = n_stat_slots // n_outputs
+    if kind == GINI:
         # W * (1 - sum p_k^2) = W - sum c_k^2 / W
         squares = 0.0
         for slot in range(n_stat_slots):
             count = slot_value(parent, left, side, slot, inv_scales)
             squares += count * count
-        return -squares / weight
-    if criterion == ENTROPY:
+        return -squares / weight / n_outputs
+    if kind == ENTROPY:
         # W * H = W log2 W - sum c_k log2 c_k
-        cost = weight * math.log(weight)
-        for slot in range(n_stat_slots):
-            count = slot_value(parent, left, side, slot, inv_scales)
-            if count > 0.0:
-                cost -= count * math.log(count)
-        return cost * INV_LOG2
-    if criterion == MISCLASSIFICATION:
+        cost = 0.0
+        for output in range(n_outputs):
+            cost += weight * math.log(weight)
+            for slot in range(output * n_classes, (output + 1) * n_classes):
+                count = slot_value(parent, left, side, slot, inv_scales)
+                if count > 0.0:
+                    cost -= count * math.log(count)
+        return cost * INV_LOG2 / n_outputs
+    if kind == MISCLASSIFICATION:
         # W * (1 - max p_k) = W - max c_k
-        largest = 0.0
-        for slot in range(n_stat_slots):
-            largest = max(largest, slot_value(parent, left, side, slot, inv_scales))
-        return -largest
-    if criterion == SQUARED_ERROR:
+        largest_total = 0.0
+        for output in range(n_outputs):
+            largest = 0.0
+            for slot in range(output * n_classes, (output + 1) * n_classes):
+                largest = max(largest, slot_value(parent, left, side, slot, inv_scales))
+            largest_total += largest
+        return -largest_total / n_outputs
+    if kind == SQUARED_ERROR:
         # sum w y^2 - (sum w y)^2 / W
-        sum_wy = slot_value(parent, left, side, 1, inv_scales)
-        return -sum_wy * sum_wy / weight
-    if criterion == POISSON:
+        squares = 0.0
+        for output in range(n_outputs):
+            sum_wy = slot_value(parent, left, side, 1 + output, inv_scales)
+            squares += sum_wy * sum_wy
+        return -squares / weight / n_outputs
+    if kind == POISSON:
         # half Poisson deviance: sum w y log y - (sum w y) log(mean y)
-        sum_wy = slot_value(parent, left, side, 1, inv_scales)
-        if sum_wy <= 0.0:
-            return math.inf
-        return -sum_wy * math.log(sum_wy / weight)
+        cost = 0.0
+        for output in range(n_outputs):
+            sum_wy = slot_value(parent, left, side, 1 + output, inv_scales)
+            if sum_wy <= 0.0:
+                return math.inf
+            cost -= sum_wy * math.log(sum_wy / weight)
+        return cost / n_outputs
     return newton_cost(slot_value(parent, left, side, 0, inv_scales), weight, regularization)
 
 
@@ -1023,10 +1068,12 @@ def node_impurity(criterion, totals, n_stat_slots, inv_scales, regularization):
     if weight <= 0.0:
         return 0.0
     linear = 0.0
-    if criterion == GINI or criterion == MISCLASSIFICATION:
+    kind = base_criterion(criterion)
+    if kind == GINI or kind == MISCLASSIFICATION:
         linear = weight
-    elif criterion == SQUARED_ERROR or criterion == POISSON:
-        linear = slot_value(totals, totals, PARENT, 2, inv_scales)
+    elif kind == SQUARED_ERROR or kind == POISSON:
+        n_outputs = criterion_outputs(criterion)
+        linear = slot_value(totals, totals, PARENT, n_outputs + 1, inv_scales) / n_outputs
     proxy = proxy_cost(criterion, totals, totals, PARENT, weight, n_stat_slots, inv_scales, regularization)
     if criterion == NEWTON:
         # -T(G)^2 / (H (H + l2)): no linear terms, negative, and W * impurity

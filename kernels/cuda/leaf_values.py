@@ -10,7 +10,9 @@ thread per position (grid-stride), its range by a binary search in ``boundaries`
 import numpy as np
 from numba import cuda, types
 
-from ..common import MISCLASSIFICATION, NEWTON, PARENT, node_impurity, node_weight, slot_value, threshold_l1
+from ..common import (
+    MISCLASSIFICATION, NEWTON, PARENT, base_criterion, node_impurity, node_weight, slot_value, threshold_l1,
+)
 from . import jit_kernel
 from .histogram import _node_of_chunk
 from .launch import BLOCK_SIZE, elementwise_config
@@ -26,7 +28,7 @@ def _node_values_kernel(criterion, totals, inv_scales, regularization, out_value
         out_impurity[node] = node_impurity(criterion, node_totals, n_stat_slots, inv_scales, regularization)
         # np.float64(...) keeps IEEE division (0 / 0 = nan, as on the CPU) when the
         # simulator runs this body in plain Python; on the device it is a no-op.
-        if criterion <= MISCLASSIFICATION:
+        if base_criterion(criterion) <= MISCLASSIFICATION:
             for slot in range(n_stat_slots):
                 count = np.float64(slot_value(node_totals, node_totals, PARENT, slot, inv_scales))
                 out_value[node, slot] = count / weight
@@ -34,7 +36,9 @@ def _node_values_kernel(criterion, totals, inv_scales, regularization, out_value
             shrunk = np.float64(threshold_l1(slot_value(node_totals, node_totals, PARENT, 0, inv_scales), l1))
             out_value[node, 0] = -shrunk / (weight + l2)
         else:
-            out_value[node, 0] = np.float64(slot_value(node_totals, node_totals, PARENT, 1, inv_scales)) / weight
+            for output in range(out_value.shape[1]):
+                sum_wy = np.float64(slot_value(node_totals, node_totals, PARENT, 1 + output, inv_scales))
+                out_value[node, output] = sum_wy / weight
 
 
 _node_values = jit_kernel(_node_values_kernel)
