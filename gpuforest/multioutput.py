@@ -99,3 +99,8 @@ def check_single_output(estimator):
     """Refuse, with a ValueError, an estimator fitted on several outputs where only one is supported."""
     if getattr(estimator, "n_outputs_", 1) > 1:
         raise ValueError(f"{type(estimator).__name__} was fitted on {estimator.n_outputs_} outputs; this needs one.")
+
+
+def mean_output_accuracy(y, y_pred):
+    """The mean over the outputs of each output's accuracy, of ``y`` and ``y_pred`` (n_samples, n_outputs)."""
+    return float(np.mean(np.asarray(y) == np.asarray(y_pred)))

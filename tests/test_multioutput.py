@@ -1,15 +1,23 @@
-"""Multi-output y (gpuforest/multioutput.py): one tree for every output, against scikit-learn's trees.
+"""Multi-output y (gpuforest/multioutput.py): one tree for every output, against scikit-learn's trees; forests
+against their member trees and against the single-output forest of a repeated output.
 
 The features take at most 20 distinct values, so the bins are exact and the thresholds are scikit-learn's
 midpoints; random sample weights make ties between candidate splits unlikely. Trees are compared node set
 against node set (gpuforest numbers nodes breadth-first, scikit-learn depth-first).
 """
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn import tree as sklearn_tree
+from sklearn.base import RegressorMixin
+from sklearn.exceptions import DataConversionWarning
 
-from gpuforest import DecisionTreeClassifier, DecisionTreeRegressor
+from gpuforest import (
+    DecisionTreeClassifier, DecisionTreeRegressor, ExtraTreesClassifier, ExtraTreesRegressor, RandomForestClassifier,
+    RandomForestRegressor,
+)
 
 TREE_ARRAYS = ("children_left", "children_right", "feature", "threshold", "value", "impurity", "n_node_samples")
 
@@ -100,3 +108,52 @@ def test_bad_targets_are_refused(Estimator):
         Estimator(categorical_features=[0], device="cpu").fit(X, Y)
     with pytest.raises(ValueError, match="this needs one"):
         Estimator(device="cpu").fit(X, Y).predict_contributions(X)
+
+
+FORESTS = [RandomForestRegressor, ExtraTreesRegressor, RandomForestClassifier, ExtraTreesClassifier]
+
+
+def forest_targets(Estimator):
+    X, weight, Y, labels = problem()
+    return X, weight, (Y if issubclass(Estimator, RegressorMixin) else labels)
+
+
+@pytest.mark.parametrize("Estimator", FORESTS)
+def test_forest_is_the_mean_of_its_trees(Estimator):
+    X, weight, y = forest_targets(Estimator)
+    forest = Estimator(n_estimators=4, max_depth=4, random_state=0, device="cpu").fit(X, y, sample_weight=weight)
+    trees = forest.estimators_
+    if issubclass(Estimator, RegressorMixin):
+        np.testing.assert_allclose(forest.predict(X), np.mean([tree.predict(X) for tree in trees], axis=0))
+        return
+    for output, proba in enumerate(forest.predict_proba(X)):
+        np.testing.assert_allclose(proba, np.mean([tree.predict_proba(X)[output] for tree in trees], axis=0))
+    assert forest.predict(X).shape == y.shape
+
+
+@pytest.mark.parametrize("Estimator", FORESTS)
+def test_a_repeated_output_grows_the_single_output_forest(Estimator):
+    # Two equal outputs have the mean impurity of one (exactly: a doubled sum halved), so the same trees.
+    X, weight, y = forest_targets(Estimator)
+    y = y[:, 0]
+    params = dict(n_estimators=4, max_depth=4, bootstrap=True, oob_score=True, random_state=0, device="cpu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # rows without out-of-bag trees
+        single = Estimator(**params).fit(X, y, sample_weight=weight)
+        repeated = Estimator(**params).fit(X, np.c_[y, y], sample_weight=weight)
+    for output in range(2):
+        np.testing.assert_array_equal(repeated.predict(X)[:, output], single.predict(X))
+    assert repeated.oob_score_ == pytest.approx(single.oob_score_, rel=1e-12)
+    np.testing.assert_allclose(repeated.feature_importances_, single.feature_importances_, rtol=1e-9)
+    if issubclass(Estimator, RegressorMixin):
+        expected = np.c_[single.oob_prediction_, single.oob_prediction_]
+        np.testing.assert_allclose(repeated.oob_prediction_, expected, rtol=1e-12)  # sums of other lengths
+    else:
+        np.testing.assert_allclose(repeated.oob_decision_function_[:, :, 1], single.oob_decision_function_, rtol=1e-12)
+
+
+def test_forest_warns_of_a_column_vector():
+    X, weight, Y, _ = problem(n_samples=30)
+    with pytest.warns(DataConversionWarning, match="column-vector"):
+        forest = RandomForestRegressor(n_estimators=2, device="cpu").fit(X, Y[:, :1])
+    assert forest.n_outputs_ == 1 and forest.predict(X).shape == (30,)
