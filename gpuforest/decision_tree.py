@@ -36,7 +36,7 @@ from .grower import GrowthParams, TreeGrower
 from .model_io import ModelFileMixin
 from .importance import IMPORTANCE_TYPE_CONSTRAINT, ImportanceTypeMixin
 from .multioutput import (
-    check_single_output, encode_output_classes, output_probabilities, predicted_classes, split_outputs,
+    MultiOutputMixin, check_single_output, encode_output_classes, output_probabilities, predicted_classes, split_outputs,
 )
 from .multiway import MultiwayTreeGrower
 from .partial_dependence import RecursionPartialDependenceMixin
@@ -217,7 +217,7 @@ class AllowNaNMixin:
 
 class BaseDecisionTree(
     AllowNaNMixin, ModelFileMixin, RecursionPartialDependenceMixin, ImportanceTypeMixin,
-    ContributionsMixin, BaseEstimator
+    ContributionsMixin, MultiOutputMixin, BaseEstimator
 ):
     """Validation, parameters and fitting shared by both tree estimators."""
 

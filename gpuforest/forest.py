@@ -47,7 +47,7 @@ from .model_io import ModelFileMixin
 from .margins import ForestMargins
 from .importance import IMPORTANCE_TYPE_CONSTRAINT, ImportanceTypeMixin
 from .multioutput import (
-    check_single_output, encode_output_classes, encode_output_labels, mean_output_accuracy, output_probabilities,
+    MultiOutputMixin, check_single_output, encode_output_classes, encode_output_labels, mean_output_accuracy, output_probabilities,
     predicted_classes, split_outputs,
 )
 from .partial_dependence import RecursionPartialDependenceMixin
@@ -86,7 +86,7 @@ PREDICT_BLOCK_BYTES = 64 * 1024 * 1024
 
 class BaseForest(
     AllowNaNMixin, ModelFileMixin, PackedTreesMixin, RecursionPartialDependenceMixin, ImportanceTypeMixin,
-    ContributionsMixin, BaseEstimator
+    ContributionsMixin, MultiOutputMixin, BaseEstimator
 ):
     """Parameters, batched fitting, prediction and out-of-bag estimates of every forest."""
 

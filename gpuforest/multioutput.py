@@ -20,6 +20,8 @@ import warnings
 import numpy as np
 from sklearn.exceptions import DataConversionWarning
 
+from .categorical import declares_categorical_columns
+
 # Options that need one target: (parameter, the value that leaves it off).
 _SINGLE_OUTPUT_OPTIONS = (
     ("monotonic_cst", None),
@@ -27,6 +29,27 @@ _SINGLE_OUTPUT_OPTIONS = (
     ("min_split_significance", None),
     ("algorithm", "cart"),
 )
+
+
+def supports_multi_output(estimator):
+    """Whether ``estimator``'s parameters allow several outputs (``split_outputs`` refuses the others)."""
+    return not (
+        any((getattr(estimator, name, off) is not None) if off is None else getattr(estimator, name, off) != off
+            for name, off in _SINGLE_OUTPUT_OPTIONS)
+        or declares_categorical_columns(getattr(estimator, "categorical_features", None))
+        or getattr(estimator, "voting", "soft") != "soft"
+        or getattr(estimator, "class_weight", None) == "balanced_subsample"
+        or getattr(estimator, "n_estimators", None) == "auto"
+    )
+
+
+class MultiOutputMixin:
+    """scikit-learn's multi-output target tag, where the parameters allow several outputs."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = supports_multi_output(self)
+        return tags
 
 
 def split_outputs(estimator, y, warn_column=False):

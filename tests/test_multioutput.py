@@ -15,7 +15,8 @@ from sklearn.base import RegressorMixin
 from sklearn.exceptions import DataConversionWarning
 
 from gpuforest import (
-    DecisionTreeClassifier, DecisionTreeRegressor, ExtraTreesClassifier, ExtraTreesRegressor, RandomForestClassifier,
+    AdaBoostClassifier, AdaBoostRegressor, DecisionTreeClassifier, DecisionTreeRegressor, ExtraTreesClassifier,
+    ExtraTreesRegressor, GradientBoostingClassifier, GradientBoostingRegressor, RandomForestClassifier,
     RandomForestRegressor,
 )
 
@@ -157,3 +158,12 @@ def test_forest_warns_of_a_column_vector():
     with pytest.warns(DataConversionWarning, match="column-vector"):
         forest = RandomForestRegressor(n_estimators=2, device="cpu").fit(X, Y[:, :1])
     assert forest.n_outputs_ == 1 and forest.predict(X).shape == (30,)
+
+
+@pytest.mark.parametrize("Estimator", [GradientBoostingRegressor, GradientBoostingClassifier, AdaBoostRegressor,
+                                       AdaBoostClassifier])
+def test_boosting_stays_single_output(Estimator):
+    X, _, _, labels = problem(n_samples=20)
+    assert not Estimator().__sklearn_tags__().target_tags.multi_output
+    with pytest.raises(ValueError, match="1d array"):
+        Estimator(device="cpu").fit(X, labels)
