@@ -84,10 +84,10 @@ def test_one_column_is_single_output():
 
 @pytest.mark.parametrize("Estimator", [DecisionTreeRegressor, DecisionTreeClassifier])
 def test_cpu_and_simulated_cuda_grow_the_same_tree(Estimator):
-    X, weight, Y, labels = problem(n_samples=40)
+    X, weight, Y, labels = problem(n_samples=24)
     y = Y if Estimator is DecisionTreeRegressor else labels
-    cpu = Estimator(max_depth=2, max_bins=8, device="cpu").fit(X, y, sample_weight=weight)
-    cuda = Estimator(max_depth=2, max_bins=8, device="cuda").fit(X, y, sample_weight=weight)
+    cpu = Estimator(max_depth=2, max_bins=4, device="cpu").fit(X, y, sample_weight=weight)
+    cuda = Estimator(max_depth=2, max_bins=4, device="cuda").fit(X, y, sample_weight=weight)
     assert cpu.tree_.node_count > 1
     for name in TREE_ARRAYS:
         np.testing.assert_array_equal(getattr(cpu.tree_, name), getattr(cuda.tree_, name), err_msg=name)
