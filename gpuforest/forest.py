@@ -200,9 +200,6 @@ class BaseForest(
         return self
 
     def _check_sampling_params(self):
-        if self.n_estimators == "auto" and self.n_outputs_ > 1:
-            raise ValueError("n_estimators='auto' follows the out-of-bag error of one output; y has "
-                             f"{self.n_outputs_} outputs.")
         if self.n_estimators == "auto" and (not self.bootstrap or self.warm_start):
             raise ValueError(
                 "n_estimators='auto' grows trees until the out-of-bag error stops improving: it needs "
@@ -562,11 +559,6 @@ class ForestClassifier(ForestMargins, ClassifierMixin, BaseForest):
 
     def _encode_targets(self, y, sample_weight):
         self.classes_, self.n_classes_, y_encoded = encode_output_classes(y, encode_classes)
-        if self.n_outputs_ > 1 and (self.voting != "soft" or self.class_weight == "balanced_subsample"):
-            raise ValueError(
-                f"voting={self.voting!r} and class_weight={self.class_weight!r}: several outputs need "
-                "voting='soft' and no 'balanced_subsample'."
-            )
         if self.class_weight is not None and self.class_weight != "balanced_subsample":
             sample_weight = sample_weight * compute_sample_weight(self.class_weight, y_encoded)
         if self.voting == "weighted" and not self.bootstrap:

@@ -10,9 +10,9 @@ are one histogram slot per output and class (``statistics``; ``kernels.common``,
 As scikit-learn: ``n_outputs_`` is ``y.shape[1]`` of a 2-D ``y``; a single column is single-output
 (``predict`` gives (n_samples,), a forest warns that a column vector was passed); with several outputs a
 classifier's ``classes_`` and ``n_classes_`` are per output, ``predict`` gives (n_samples, n_outputs) and
-``predict_proba`` a list of (n_samples, n_classes_k) arrays. Options that follow one target (monotonic
-constraints, categorical features, the pruning methods other than ``ccp_alpha``, ID3 and C4.5) are refused
-with several outputs.
+``predict_proba`` a list of (n_samples, n_classes_k) arrays. Options that follow one target
+(``single_output_options``) are refused with several outputs, and the estimators carry scikit-learn's
+``multi_output`` target tag only without them (``MultiOutputMixin``).
 """
 
 import warnings
@@ -22,25 +22,28 @@ from sklearn.exceptions import DataConversionWarning
 
 from .categorical import declares_categorical_columns
 
-# Options that need one target: (parameter, the value that leaves it off).
+# Parameters that need one target, each with the test of a value that needs it.
 _SINGLE_OUTPUT_OPTIONS = (
-    ("monotonic_cst", None),
-    ("pruning", None),
-    ("min_split_significance", None),
-    ("algorithm", "cart"),
+    ("monotonic_cst", lambda value: value is not None),
+    ("pruning", lambda value: value is not None),
+    ("min_split_significance", lambda value: value is not None),
+    ("algorithm", lambda value: value != "cart"),
+    ("categorical_features", declares_categorical_columns),
+    ("voting", lambda value: value != "soft"),
+    ("class_weight", lambda value: isinstance(value, str) and value == "balanced_subsample"),
+    ("n_estimators", lambda value: isinstance(value, str) and value == "auto"),
 )
 
 
-def supports_multi_output(estimator):
-    """Whether ``estimator``'s parameters allow several outputs (``split_outputs`` refuses the others)."""
-    return not (
-        any((getattr(estimator, name, off) is not None) if off is None else getattr(estimator, name, off) != off
-            for name, off in _SINGLE_OUTPUT_OPTIONS)
-        or declares_categorical_columns(getattr(estimator, "categorical_features", None))
-        or getattr(estimator, "voting", "soft") != "soft"
-        or getattr(estimator, "class_weight", None) == "balanced_subsample"
-        or getattr(estimator, "n_estimators", None) == "auto"
-    )
+def single_output_options(estimator):
+    """``name=value`` of each of ``estimator``'s parameters that need a single output (``_SINGLE_OUTPUT_OPTIONS``):
+    monotonic constraints, categorical features, pruning other than ``ccp_alpha``, ID3 and C4.5, votes other
+    than soft ones, per-bootstrap class weights and ``n_estimators="auto"`` (each follows one target)."""
+    return [
+        f"{name}={getattr(estimator, name)!r}"
+        for name, needs_one in _SINGLE_OUTPUT_OPTIONS
+        if hasattr(estimator, name) and needs_one(getattr(estimator, name))
+    ]
 
 
 class MultiOutputMixin:
@@ -48,7 +51,7 @@ class MultiOutputMixin:
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.target_tags.multi_output = supports_multi_output(self)
+        tags.target_tags.multi_output = not single_output_options(self)
         return tags
 
 
@@ -70,12 +73,11 @@ def split_outputs(estimator, y, warn_column=False):
         y = y[:, 0]
     estimator.n_outputs_ = 1 if y.ndim == 1 else y.shape[1]
     if estimator.n_outputs_ > 1:
-        for name, off in _SINGLE_OUTPUT_OPTIONS:
-            value = getattr(estimator, name, off)
-            if (value is not None) if off is None else (value != off):
-                raise ValueError(f"{name}={value!r} needs a single output; y has {estimator.n_outputs_} outputs.")
+        options = single_output_options(estimator)
         if getattr(estimator, "is_categorical_", None) is not None:
-            raise ValueError(f"categorical_features need a single output; y has {estimator.n_outputs_} outputs.")
+            options.append("categorical_features (the frame's category columns)")
+        if options:
+            raise ValueError(f"{', '.join(options)}: needs a single output; y has {estimator.n_outputs_} outputs.")
     return y
 
 
@@ -119,9 +121,11 @@ def predicted_classes(probabilities, classes):
 
 
 def check_single_output(estimator):
-    """Refuse, with a ValueError, an estimator fitted on several outputs where only one is supported."""
-    if getattr(estimator, "n_outputs_", 1) > 1:
-        raise ValueError(f"{type(estimator).__name__} was fitted on {estimator.n_outputs_} outputs; this needs one.")
+    """Refuse, with a ValueError, an estimator fitted on several outputs (or a ``Tree`` of several) where only one
+    is supported."""
+    n_outputs = getattr(estimator, "n_outputs_", getattr(estimator, "n_outputs", 1))
+    if n_outputs > 1:
+        raise ValueError(f"{type(estimator).__name__} was fitted on {n_outputs} outputs; this needs one.")
 
 
 def mean_output_accuracy(y, y_pred):

@@ -17,7 +17,7 @@ from sklearn.exceptions import DataConversionWarning
 from gpuforest import (
     AdaBoostClassifier, AdaBoostRegressor, DecisionTreeClassifier, DecisionTreeRegressor, ExtraTreesClassifier,
     ExtraTreesRegressor, GradientBoostingClassifier, GradientBoostingRegressor, RandomForestClassifier,
-    RandomForestRegressor,
+    RandomForestRegressor, export_text,
 )
 
 TREE_ARRAYS = ("children_left", "children_right", "feature", "threshold", "value", "impurity", "n_node_samples")
@@ -107,8 +107,6 @@ def test_bad_targets_are_refused(Estimator):
         Estimator(monotonic_cst=[1, 0, 0], device="cpu").fit(X, Y)
     with pytest.raises(ValueError, match="categorical_features.*single output"):
         Estimator(categorical_features=[0], device="cpu").fit(X, Y)
-    with pytest.raises(ValueError, match="this needs one"):
-        Estimator(device="cpu").fit(X, Y).predict_contributions(X)
 
 
 FORESTS = [RandomForestRegressor, ExtraTreesRegressor, RandomForestClassifier, ExtraTreesClassifier]
@@ -167,3 +165,16 @@ def test_boosting_stays_single_output(Estimator):
     assert not Estimator().__sklearn_tags__().target_tags.multi_output
     with pytest.raises(ValueError, match="1d array"):
         Estimator(device="cpu").fit(X, labels)
+
+
+def test_single_output_features_refuse_several_outputs():
+    X, _, _, labels = problem(n_samples=30)
+    forest = RandomForestClassifier(n_estimators=2, device="cpu").fit(X, labels)
+    for refused in (lambda: forest.predict_contributions(X), lambda: export_text(forest),
+                    lambda: forest.predict_proba(X, return_std=True)):
+        with pytest.raises(ValueError, match="2 outputs; this needs one"):
+            refused()
+    with pytest.raises(ValueError, match="voting='majority': needs a single output"):
+        RandomForestClassifier(voting="majority", device="cpu").fit(X, labels)
+    assert not RandomForestClassifier(voting="majority").__sklearn_tags__().target_tags.multi_output
+    assert RandomForestClassifier().__sklearn_tags__().target_tags.multi_output
