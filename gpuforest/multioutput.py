@@ -58,12 +58,13 @@ class MultiOutputMixin:
 def split_outputs(estimator, y, warn_column=False):
     """``y`` as (n_samples,) with one output, else (n_samples, n_outputs); sets ``n_outputs_``.
 
-    ``warn_column``: a single column warns as scikit-learn's forests do. Several outputs refuse the options that
-    need one target (``_SINGLE_OUTPUT_OPTIONS``, declared categorical features) with a ValueError.
+    ``warn_column``: a single column warns as scikit-learn's forests do (and as any estimator without the
+    ``multi_output`` tag does: options that need one output). Several outputs refuse those options
+    (``single_output_options``) with a ValueError.
     """
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
-        if warn_column:
+        if warn_column or single_output_options(estimator):
             warnings.warn(
                 "A column-vector y was passed when a 1d array was expected. Please change the shape of y to "
                 "(n_samples,), for example using ravel().",
