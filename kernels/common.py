@@ -27,8 +27,8 @@ its signature; single-output ids are the base ids. The slots: squared error ``w`
 ``w*y_1 .. w*y_K``, ``sum_k w*y_k**2`` (Poisson ``sum_k w*y_k*log(y_k)``); classification one
 block of ``n_stat_slots / n_outputs`` class slots per output (``offset_k + class``, padded to the
 largest number of classes). The impurity is the mean over the outputs of each output's
-impurity, as scikit-learn's ``_criterion.pyx``, so ``cost = W * impurity`` and the gain sum the
-outputs' and divide by ``n_outputs``.
+impurity, as scikit-learn's ``_criterion.pyx``: ``cost = W * impurity`` and the gain are the
+outputs' summed and divided by ``n_outputs``.
 
 Newton regularization
 ---------------------
