@@ -448,8 +448,10 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
 
     Attributes
     ----------
-    classes_ : ndarray of shape (n_classes,)
-    n_classes_ : int
+    classes_ : ndarray of shape (n_classes,), or a list of them (one per output, ``gpuforest.multioutput``)
+    n_classes_ : int, or ndarray of shape (n_outputs,)
+    n_outputs_ : int
+        ``y.shape[1]`` of a 2-D ``y`` of several columns, else 1.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
     is_categorical_ : ndarray of shape (n_features_in_,), dtype bool, or None
@@ -494,7 +496,8 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         self.importance_type = importance_type
 
     def fit(self, X, y, sample_weight=None, eval_set=None):
-        """Grow the tree on ``X`` (n_samples, n_features) and class labels ``y``.
+        """Grow the tree on ``X`` (n_samples, n_features) and class labels ``y`` (n_samples,) or (n_samples,
+        n_outputs) (``gpuforest.multioutput``).
 
         ``eval_set=(X_val, y_val[, sample_weight_val])``: the validation data of
         ``pruning="reduced_error" | "validation"`` instead of a split of ``X``.
@@ -565,7 +568,8 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
 
     Attributes
     ----------
-    n_features_in_, feature_names_in_, is_categorical_, categories_, max_features_, tree_, feature_importances_
+    n_outputs_, n_features_in_, feature_names_in_, is_categorical_, categories_, max_features_, tree_,
+    feature_importances_
         As in ``DecisionTreeClassifier``.
     """
 
@@ -594,7 +598,8 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         self.importance_type = importance_type
 
     def fit(self, X, y, sample_weight=None, eval_set=None):
-        """Grow the tree on ``X`` (n_samples, n_features) and real targets ``y``; ``eval_set`` as the classifier's."""
+        """Grow the tree on ``X`` (n_samples, n_features) and real targets ``y`` (n_samples,) or (n_samples,
+        n_outputs); ``eval_set`` as the classifier's."""
         self._validate_params()
         X, y, sample_weight = validate_fit_data(self, X, y, sample_weight, multi_output=True)
         y = np.asarray(split_outputs(self, y), dtype=np.float64)

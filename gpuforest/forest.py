@@ -146,7 +146,8 @@ class BaseForest(
     # --- fitting ------------------------------------------------------------------------
 
     def fit(self, X, y, sample_weight=None, eval_set=None):
-        """Grow ``n_estimators`` trees on ``X`` (n_samples, n_features) and ``y`` (n_samples,).
+        """Grow ``n_estimators`` trees on ``X`` (n_samples, n_features) and ``y`` (n_samples,) or (n_samples,
+        n_outputs) (``gpuforest.multioutput``).
 
         With ``warm_start`` and a fitted forest, only the trees beyond those
         already grown are added (same data expected, as in scikit-learn).
@@ -782,9 +783,11 @@ _CLASSIFIER_DOC = """{summary}
     classes_, n_classes_, n_features_in_, feature_names_in_, is_categorical_, categories_, n_outputs_, max_features_
     feature_importances_ : ndarray of shape (n_features_in_,)
 """ + _AUTO_ATTRIBUTES_DOC + """    oob_score_ : float
-    oob_decision_function_ : ndarray of shape (n_samples, n_classes_)
+    oob_decision_function_ : ndarray of shape (n_samples, n_classes_) or (n_samples, max(n_classes_), n_outputs_)
+        With several outputs ``oob_score_`` is the mean of the outputs' accuracies.
     estimator_weights_ : ndarray of shape (n_estimators,)
-        Out-of-bag accuracy of each tree (with ``oob_score`` or ``voting="weighted"``).
+        Out-of-bag accuracy of each tree (with ``oob_score`` or ``voting="weighted"``); with several outputs, the
+        mean over the outputs.
     """
 
 
@@ -816,7 +819,7 @@ _REGRESSOR_DOC = """{summary}
     n_features_in_, feature_names_in_, is_categorical_, categories_, n_outputs_, max_features_
     feature_importances_ : ndarray of shape (n_features_in_,)
 """ + _AUTO_ATTRIBUTES_DOC + """    oob_score_ : float
-    oob_prediction_ : ndarray of shape (n_samples,)
+    oob_prediction_ : ndarray of shape (n_samples,) or (n_samples, n_outputs_)
     """
 
 
