@@ -2,10 +2,10 @@
 
 A 2-D ``y`` of shape (n_samples, n_outputs) grows ONE tree whose splits serve every output jointly
 (Breiman et al. 1984, section 8.8 for regression; scikit-learn's ``_criterion.pyx``): the impurity of a node
-is the mean over the outputs of each output's impurity (variance, Poisson deviance, gini, entropy), so the
-best split is the one of the largest decrease summed over the outputs. The statistics of several outputs
-are one histogram slot per output and class (``statistics``; ``kernels.common``, "Several outputs"), and
-``Tree.value`` is (node_count, n_outputs, max_n_classes).
+is the mean over the outputs of each output's impurity (variance, Poisson deviance, gini, entropy,
+misclassification), so the best split is the one of the largest decrease summed over the outputs. The
+statistics of several outputs are one histogram slot per output and class (``statistics``;
+``kernels.common``, "Several outputs"), and ``Tree.value`` is (node_count, n_outputs, max_n_classes).
 
 As scikit-learn: ``n_outputs_`` is ``y.shape[1]`` of a 2-D ``y``; a single column is single-output
 (``predict`` gives (n_samples,), a forest warns that a column vector was passed); with several outputs a
@@ -106,7 +106,7 @@ def output_probabilities(values, n_classes):
     """Class probabilities from node values (n_samples, n_outputs, max_n_classes): (n_samples, n_classes) with one
     output, else a list of (n_samples, n_classes_k) arrays."""
     if values.shape[1] == 1:
-        return values[:, 0, :int(np.max(n_classes))]
+        return values[:, 0]
     return [values[:, output, :n_output_classes] for output, n_output_classes in enumerate(n_classes)]
 
 

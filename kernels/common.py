@@ -125,12 +125,28 @@ def criterion_outputs(criterion):
 
 
 @njit(cache=True, inline="always")
+def class_slots(criterion, n_stat_slots):
+    """Class slots of each output (an integer division only with several outputs: the scans' hot path)."""
+    if criterion < N_CRITERIA:
+        return n_stat_slots
+    return n_stat_slots // criterion_outputs(criterion)
+
+
+@njit(cache=True, inline="always")
+def mean_over_outputs(cost, n_outputs):
+    """``cost / n_outputs``, no division with one output (the scans' hot path)."""
+    if n_outputs == 1:
+        return cost
+    return cost / n_outputs
+
+
+@njit(cache=True, inline="always")
 def node_weight(criterion, parent, left, side, n_stat_slots, inv_scales):
     """Total sample weight (hessian for ``newton``) of one node: with classes, the sum of the first output's."""
     kind = base_criterion(criterion)
     if kind <= MISCLASSIFICATION:
         total = 0.0
-        for slot in range(n_stat_slots // criterion_outputs(criterion)):
+        for slot in range(class_slots(criterion, n_stat_slots)):
             total += slot_value(parent, left, side, slot, inv_scales)
         return total
     if kind == NEWTON:
@@ -159,16 +175,16 @@ def proxy_cost(criterion, parent, left, side, weight, n_stat_slots, inv_scales, 
     """
     kind = base_criterion(criterion)
     n_outputs = criterion_outputs(criterion)
-    n_classes = n_stat_slots // n_outputs
     if kind == GINI:
         # W * (1 - sum p_k^2) = W - sum c_k^2 / W
         squares = 0.0
         for slot in range(n_stat_slots):
             count = slot_value(parent, left, side, slot, inv_scales)
             squares += count * count
-        return -squares / weight / n_outputs
+        return mean_over_outputs(-squares / weight, n_outputs)
     if kind == ENTROPY:
         # W * H = W log2 W - sum c_k log2 c_k
+        n_classes = class_slots(criterion, n_stat_slots)
         cost = 0.0
         for output in range(n_outputs):
             cost += weight * math.log(weight)
@@ -176,23 +192,25 @@ def proxy_cost(criterion, parent, left, side, weight, n_stat_slots, inv_scales, 
                 count = slot_value(parent, left, side, slot, inv_scales)
                 if count > 0.0:
                     cost -= count * math.log(count)
-        return cost * INV_LOG2 / n_outputs
+        return mean_over_outputs(cost * INV_LOG2, n_outputs)
     if kind == MISCLASSIFICATION:
         # W * (1 - max p_k) = W - max c_k
+        n_classes = class_slots(criterion, n_stat_slots)
         largest_total = 0.0
         for output in range(n_outputs):
             largest = 0.0
             for slot in range(output * n_classes, (output + 1) * n_classes):
                 largest = max(largest, slot_value(parent, left, side, slot, inv_scales))
             largest_total += largest
-        return -largest_total / n_outputs
+        return mean_over_outputs(-largest_total, n_outputs)
     if kind == SQUARED_ERROR:
-        # sum w y^2 - (sum w y)^2 / W
-        squares = 0.0
-        for output in range(n_outputs):
+        # sum w y^2 - (sum w y)^2 / W; the first output outside the loop (single-output scans run no loop)
+        sum_wy = slot_value(parent, left, side, 1, inv_scales)
+        squares = sum_wy * sum_wy
+        for output in range(1, n_outputs):
             sum_wy = slot_value(parent, left, side, 1 + output, inv_scales)
             squares += sum_wy * sum_wy
-        return -squares / weight / n_outputs
+        return mean_over_outputs(-squares / weight, n_outputs)
     if kind == POISSON:
         # half Poisson deviance: sum w y log y - (sum w y) log(mean y)
         cost = 0.0
@@ -201,7 +219,7 @@ def proxy_cost(criterion, parent, left, side, weight, n_stat_slots, inv_scales, 
             if sum_wy <= 0.0:
                 return math.inf
             cost -= sum_wy * math.log(sum_wy / weight)
-        return cost / n_outputs
+        return mean_over_outputs(cost, n_outputs)
     return newton_cost(slot_value(parent, left, side, 0, inv_scales), weight, regularization)
 
 
@@ -1073,7 +1091,7 @@ def node_impurity(criterion, totals, n_stat_slots, inv_scales, regularization):
         linear = weight
     elif kind == SQUARED_ERROR or kind == POISSON:
         n_outputs = criterion_outputs(criterion)
-        linear = slot_value(totals, totals, PARENT, n_outputs + 1, inv_scales) / n_outputs
+        linear = mean_over_outputs(slot_value(totals, totals, PARENT, n_outputs + 1, inv_scales), n_outputs)
     proxy = proxy_cost(criterion, totals, totals, PARENT, weight, n_stat_slots, inv_scales, regularization)
     if criterion == NEWTON:
         # -T(G)^2 / (H (H + l2)): no linear terms, negative, and W * impurity
