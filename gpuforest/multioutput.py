@@ -2,10 +2,10 @@
 
 A 2-D ``y`` of shape (n_samples, n_outputs) grows ONE tree whose splits serve every output jointly
 (Breiman et al. 1984, section 8.8 for regression; scikit-learn's ``_criterion.pyx``): the impurity of a node
-is the mean over the outputs of each output's impurity (variance, Poisson deviance, gini, entropy,
-misclassification), so the best split is the one of the largest decrease summed over the outputs. The
-statistics of several outputs are one histogram slot per output and class (``statistics``;
-``kernels.common``, "Several outputs"), and ``Tree.value`` is (node_count, n_outputs, max_n_classes).
+is the mean over the outputs of each output's impurity (variance, Poisson deviance, gini, entropy), so the
+best split is the one of the largest decrease summed over the outputs. The statistics of several outputs are
+one histogram slot per output and class (``statistics``; ``kernels.common``, "Several outputs"), and
+``Tree.value`` is (node_count, n_outputs, max_n_classes).
 
 As scikit-learn: ``n_outputs_`` is ``y.shape[1]`` of a 2-D ``y``; a single column is single-output
 (``predict`` gives (n_samples,), a forest warns that a column vector was passed); with several outputs a
@@ -32,13 +32,15 @@ _SINGLE_OUTPUT_OPTIONS = (
     ("voting", lambda value: value != "soft"),
     ("class_weight", lambda value: isinstance(value, str) and value == "balanced_subsample"),
     ("n_estimators", lambda value: isinstance(value, str) and value == "auto"),
+    ("criterion", lambda value: value == "misclassification"),  # gpuforest's own: kernels.common keeps it 1-output
 )
 
 
 def single_output_options(estimator):
     """``name=value`` of each of ``estimator``'s parameters that need a single output (``_SINGLE_OUTPUT_OPTIONS``):
     monotonic constraints, categorical features, pruning other than ``ccp_alpha``, ID3 and C4.5, votes other
-    than soft ones, per-bootstrap class weights and ``n_estimators="auto"`` (each follows one target)."""
+    than soft ones, per-bootstrap class weights, ``n_estimators="auto"`` (each follows one target) and the
+    misclassification criterion."""
     return [
         f"{name}={getattr(estimator, name)!r}"
         for name, needs_one in _SINGLE_OUTPUT_OPTIONS

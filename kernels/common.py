@@ -26,7 +26,7 @@ A criterion id of ``n_outputs > 1`` outputs (multi-output y, as scikit-learn's t
 its signature; single-output ids are the base ids. The slots: squared error ``w``,
 ``w*y_1 .. w*y_K``, ``sum_k w*y_k**2`` (Poisson ``sum_k w*y_k*log(y_k)``); classification one
 block of ``n_stat_slots / n_outputs`` class slots per output (``offset_k + class``, padded to the
-largest number of classes). The impurity is the mean over the outputs of each output's
+largest number of classes; misclassification takes one output). The impurity is the mean over the outputs of each output's
 impurity, as scikit-learn's ``_criterion.pyx``: ``cost = W * impurity`` and the gain are the
 outputs' summed and divided by ``n_outputs``.
 
@@ -125,14 +125,6 @@ def criterion_outputs(criterion):
 
 
 @njit(cache=True, inline="always")
-def class_slots(criterion, n_stat_slots):
-    """Class slots of each output (an integer division only with several outputs: the scans' hot path)."""
-    if criterion < N_CRITERIA:
-        return n_stat_slots
-    return n_stat_slots // criterion_outputs(criterion)
-
-
-@njit(cache=True, inline="always")
 def mean_over_outputs(cost, n_outputs):
     """``cost / n_outputs``, no division with one output (the scans' hot path)."""
     if n_outputs == 1:
@@ -142,13 +134,13 @@ def mean_over_outputs(cost, n_outputs):
 
 @njit(cache=True, inline="always")
 def node_weight(criterion, parent, left, side, n_stat_slots, inv_scales):
-    """Total sample weight (hessian for ``newton``) of one node: with classes, the sum of the first output's."""
+    """Total sample weight (hessian for ``newton``) of one node: with classes, the mean of the outputs' sums."""
     kind = base_criterion(criterion)
     if kind <= MISCLASSIFICATION:
         total = 0.0
-        for slot in range(class_slots(criterion, n_stat_slots)):
+        for slot in range(n_stat_slots):
             total += slot_value(parent, left, side, slot, inv_scales)
-        return total
+        return mean_over_outputs(total, criterion_outputs(criterion))
     if kind == NEWTON:
         return slot_value(parent, left, side, 1, inv_scales)
     return slot_value(parent, left, side, 0, inv_scales)
@@ -183,26 +175,19 @@ def proxy_cost(criterion, parent, left, side, weight, n_stat_slots, inv_scales, 
             squares += count * count
         return mean_over_outputs(-squares / weight, n_outputs)
     if kind == ENTROPY:
-        # W * H = W log2 W - sum c_k log2 c_k
-        n_classes = class_slots(criterion, n_stat_slots)
-        cost = 0.0
-        for output in range(n_outputs):
-            cost += weight * math.log(weight)
-            for slot in range(output * n_classes, (output + 1) * n_classes):
-                count = slot_value(parent, left, side, slot, inv_scales)
-                if count > 0.0:
-                    cost -= count * math.log(count)
+        # W * H = W log2 W - sum c_k log2 c_k, for each output's block of classes
+        cost = n_outputs * (weight * math.log(weight))
+        for slot in range(n_stat_slots):
+            count = slot_value(parent, left, side, slot, inv_scales)
+            if count > 0.0:
+                cost -= count * math.log(count)
         return mean_over_outputs(cost * INV_LOG2, n_outputs)
     if kind == MISCLASSIFICATION:
-        # W * (1 - max p_k) = W - max c_k
-        n_classes = class_slots(criterion, n_stat_slots)
-        largest_total = 0.0
-        for output in range(n_outputs):
-            largest = 0.0
-            for slot in range(output * n_classes, (output + 1) * n_classes):
-                largest = max(largest, slot_value(parent, left, side, slot, inv_scales))
-            largest_total += largest
-        return mean_over_outputs(-largest_total, n_outputs)
+        # W * (1 - max p_k) = W - max c_k (one output only: multioutput.py refuses several)
+        largest = 0.0
+        for slot in range(n_stat_slots):
+            largest = max(largest, slot_value(parent, left, side, slot, inv_scales))
+        return -largest
     if kind == SQUARED_ERROR:
         # sum w y^2 - (sum w y)^2 / W; the first output outside the loop (single-output scans run no loop)
         sum_wy = slot_value(parent, left, side, 1, inv_scales)
