@@ -350,7 +350,8 @@ class TreeGrower:
         start, stop = self.tree_offsets[:-1].copy(), self.tree_offsets[1:].copy()
         totals = self.backend.node_totals(self.rows, start, stop, tree, self.stats.n_slots)
         _, _, root_weight = self.backend.node_values(self.stats, totals, self.n_values)
-        self.root_weight = root_weight
+        # The kernels' gains sum the outputs' (kernels.common, "Several outputs"): improvement is gain / (W_root K).
+        self.root_weight = root_weight * self.stats.n_outputs
         self.min_weight_leaf = np.maximum(self.params.min_weight_fraction_leaf * root_weight, self.params.min_weight_leaf)
         zeros = np.zeros(self.n_trees, dtype=np.int64)
         params = self.params
@@ -566,7 +567,7 @@ class TreeGrower:
             split.categorical[:] = False
         if evaluate.size == 0:
             return split
-        min_weight_leaf = self.min_weight_leaf[nodes.tree[evaluate]]
+        min_weight_leaf = self.min_weight_leaf[nodes.tree[evaluate]] * stats.kernel_weight_outputs
         draws = None
         if params.random_thresholds:
             draws = self.backend.threshold_draws(

@@ -78,6 +78,11 @@ class RowStatistics:
         return int(common.criterion_outputs(self.criterion))
 
     @property
+    def kernel_weight_outputs(self):
+        """How many outputs the kernels' node weight sums (every output's block of classes; ``kernels.common``)."""
+        return self.n_outputs if common.base_criterion(self.criterion) <= common.MISCLASSIFICATION else 1
+
+    @property
     def regularization(self):
         """``(l2, l1)`` as the kernels take it: a 2-tuple of float (a numba ``UniTuple(float64, 2)``)."""
         return float(self.l2_regularization), float(self.l1_regularization)

@@ -26,9 +26,13 @@ A criterion id of ``n_outputs > 1`` outputs (multi-output y, as scikit-learn's t
 its signature; single-output ids are the base ids. The slots: squared error ``w``,
 ``w*y_1 .. w*y_K``, ``sum_k w*y_k**2`` (Poisson ``sum_k w*y_k*log(y_k)``); classification one
 block of ``n_stat_slots / n_outputs`` class slots per output (``offset_k + class``, padded to the
-largest number of classes; misclassification takes one output). The impurity is the mean over the outputs of each output's
-impurity, as scikit-learn's ``_criterion.pyx``: ``cost = W * impurity`` and the gain are the
-outputs' summed and divided by ``n_outputs``.
+largest number of classes; misclassification takes one output). The impurity is the mean over the
+outputs of each output's impurity, as scikit-learn's ``_criterion.pyx`` (``node_impurity``). The scans
+divide by nothing more than one output does: ``proxy_cost`` and the gain are the outputs' *summed*
+(``n_outputs`` times the mean's, the same best split; the grower divides the gain by ``n_outputs``), and a
+classification node's ``node_weight`` sums every output's block, ``T = n_outputs * W`` (the grower scales
+``min_weight_leaf`` by as much), so gini's summed cost is ``T - n_outputs * sum c^2 / T`` and entropy's
+``T log2 T - sum c log2 c`` less the linear ``T log2 n_outputs``.
 
 Newton regularization
 ---------------------
@@ -126,7 +130,7 @@ def criterion_outputs(criterion):
 
 @njit(cache=True, inline="always")
 def mean_over_outputs(cost, n_outputs):
-    """``cost / n_outputs``, no division with one output (the scans' hot path)."""
+    """``cost / n_outputs``, no division with one output (single-output fits compute what they did before)."""
     if n_outputs == 1:
         return cost
     return cost / n_outputs
@@ -134,13 +138,14 @@ def mean_over_outputs(cost, n_outputs):
 
 @njit(cache=True, inline="always")
 def node_weight(criterion, parent, left, side, n_stat_slots, inv_scales):
-    """Total sample weight (hessian for ``newton``) of one node: with classes, the mean of the outputs' sums."""
+    """Total sample weight (hessian for ``newton``) of one node; with several class outputs, the sum of every
+    output's: ``n_outputs`` times the weight (see "Several outputs")."""
     kind = base_criterion(criterion)
     if kind <= MISCLASSIFICATION:
         total = 0.0
         for slot in range(n_stat_slots):
             total += slot_value(parent, left, side, slot, inv_scales)
-        return mean_over_outputs(total, criterion_outputs(criterion))
+        return total
     if kind == NEWTON:
         return slot_value(parent, left, side, 1, inv_scales)
     return slot_value(parent, left, side, 0, inv_scales)
@@ -173,15 +178,15 @@ def proxy_cost(criterion, parent, left, side, weight, n_stat_slots, inv_scales, 
         for slot in range(n_stat_slots):
             count = slot_value(parent, left, side, slot, inv_scales)
             squares += count * count
-        return mean_over_outputs(-squares / weight, n_outputs)
+        return -(n_outputs * squares) / weight
     if kind == ENTROPY:
-        # W * H = W log2 W - sum c_k log2 c_k, for each output's block of classes
-        cost = n_outputs * (weight * math.log(weight))
+        # W * H = W log2 W - sum c_k log2 c_k (summed over the outputs: T log2 T less the linear T log2 K)
+        cost = weight * math.log(weight)
         for slot in range(n_stat_slots):
             count = slot_value(parent, left, side, slot, inv_scales)
             if count > 0.0:
                 cost -= count * math.log(count)
-        return mean_over_outputs(cost * INV_LOG2, n_outputs)
+        return cost * INV_LOG2
     if kind == MISCLASSIFICATION:
         # W * (1 - max p_k) = W - max c_k (one output only: multioutput.py refuses several)
         largest = 0.0
@@ -195,7 +200,7 @@ def proxy_cost(criterion, parent, left, side, weight, n_stat_slots, inv_scales, 
         for output in range(1, n_outputs):
             sum_wy = slot_value(parent, left, side, 1 + output, inv_scales)
             squares += sum_wy * sum_wy
-        return mean_over_outputs(-squares / weight, n_outputs)
+        return -squares / weight
     if kind == POISSON:
         # half Poisson deviance: sum w y log y - (sum w y) log(mean y)
         cost = 0.0
@@ -204,7 +209,7 @@ def proxy_cost(criterion, parent, left, side, weight, n_stat_slots, inv_scales, 
             if sum_wy <= 0.0:
                 return math.inf
             cost -= sum_wy * math.log(sum_wy / weight)
-        return mean_over_outputs(cost, n_outputs)
+        return cost
     return newton_cost(slot_value(parent, left, side, 0, inv_scales), weight, regularization)
 
 
@@ -1072,18 +1077,22 @@ def node_impurity(criterion, totals, n_stat_slots, inv_scales, regularization):
         return 0.0
     linear = 0.0
     kind = base_criterion(criterion)
+    n_outputs = criterion_outputs(criterion)
     if kind == GINI or kind == MISCLASSIFICATION:
         linear = weight
+    elif kind == ENTROPY and n_outputs > 1:
+        linear = -weight * math.log(n_outputs) * INV_LOG2
     elif kind == SQUARED_ERROR or kind == POISSON:
-        n_outputs = criterion_outputs(criterion)
-        linear = mean_over_outputs(slot_value(totals, totals, PARENT, n_outputs + 1, inv_scales), n_outputs)
+        linear = slot_value(totals, totals, PARENT, n_outputs + 1, inv_scales)
     proxy = proxy_cost(criterion, totals, totals, PARENT, weight, n_stat_slots, inv_scales, regularization)
     if criterion == NEWTON:
         # -T(G)^2 / (H (H + l2)): no linear terms, negative, and W * impurity
         # differences are the split gains (feature importances).
         return proxy / weight
-    # Rounding can leave -1e-17 for a pure node; impurity is never negative.
-    return max((linear + proxy) / weight, 0.0)
+    # The outputs' summed cost over their summed weight (classes: ``weight`` already sums them) is the mean
+    # impurity. Rounding can leave -1e-17 for a pure node; impurity is never negative.
+    outputs_weight = weight if kind <= MISCLASSIFICATION else weight * n_outputs
+    return max((linear + proxy) / outputs_weight, 0.0)
 
 
 @njit(cache=True)

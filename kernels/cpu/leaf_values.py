@@ -4,7 +4,8 @@ import numpy as np
 from numba import njit, prange
 
 from ..common import (
-    MISCLASSIFICATION, NEWTON, PARENT, base_criterion, node_impurity, node_weight, slot_value, threshold_l1,
+    MISCLASSIFICATION, NEWTON, PARENT, base_criterion, criterion_outputs, mean_over_outputs, node_impurity,
+    node_weight, slot_value, threshold_l1,
 )
 from .prefetch import PREFETCH_DISTANCE, prefetch_row
 
@@ -28,10 +29,14 @@ def node_values(criterion, totals, inv_scales, regularization, out_value, out_im
     out_impurity, out_weight : ndarray of shape (n_nodes,), dtype float64
     """
     n_stat_slots = totals.shape[1] - 1
+    n_outputs = criterion_outputs(criterion) if base_criterion(criterion) <= MISCLASSIFICATION else 1
     l2, l1 = regularization
     for node in prange(totals.shape[0]):
         node_totals = totals[node]
-        weight = node_weight(criterion, node_totals, node_totals, PARENT, n_stat_slots, inv_scales)
+        # A classification node_weight sums every output's block of classes: their mean is the weight.
+        weight = mean_over_outputs(
+            node_weight(criterion, node_totals, node_totals, PARENT, n_stat_slots, inv_scales), n_outputs
+        )
         out_weight[node] = weight
         out_impurity[node] = node_impurity(criterion, node_totals, n_stat_slots, inv_scales, regularization)
         if base_criterion(criterion) <= MISCLASSIFICATION:

@@ -11,7 +11,8 @@ import numpy as np
 from numba import cuda, types
 
 from ..common import (
-    MISCLASSIFICATION, NEWTON, PARENT, base_criterion, node_impurity, node_weight, slot_value, threshold_l1,
+    MISCLASSIFICATION, NEWTON, PARENT, base_criterion, criterion_outputs, mean_over_outputs, node_impurity,
+    node_weight, slot_value, threshold_l1,
 )
 from . import jit_kernel
 from .histogram import _node_of_chunk
@@ -20,10 +21,14 @@ from .launch import BLOCK_SIZE, elementwise_config
 
 def _node_values_kernel(criterion, totals, inv_scales, regularization, out_value, out_impurity, out_weight):
     n_stat_slots = totals.shape[1] - 1
+    n_outputs = criterion_outputs(criterion) if base_criterion(criterion) <= MISCLASSIFICATION else 1
     l2, l1 = regularization
     for node in range(cuda.grid(1), totals.shape[0], cuda.gridsize(1)):
         node_totals = totals[node]
-        weight = node_weight(criterion, node_totals, node_totals, PARENT, n_stat_slots, inv_scales)
+        # A classification node_weight sums every output's block of classes: their mean is the weight.
+        weight = mean_over_outputs(
+            node_weight(criterion, node_totals, node_totals, PARENT, n_stat_slots, inv_scales), n_outputs
+        )
         out_weight[node] = weight
         out_impurity[node] = node_impurity(criterion, node_totals, n_stat_slots, inv_scales, regularization)
         # np.float64(...) keeps IEEE division (0 / 0 = nan, as on the CPU) when the
