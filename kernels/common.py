@@ -84,8 +84,9 @@ MISCLASSIFICATION = 2
 SQUARED_ERROR = 3
 POISSON = 4
 NEWTON = 5
-# Criterion ids of several outputs (see "Several outputs" above).
+# Criterion ids of several outputs (see "Several outputs" above): a power of two, decoded by bit operations.
 N_CRITERIA = 8
+_CRITERION_BITS = 3
 
 # Which statistic a node's total comes from for each side of a split.
 PARENT = 0
@@ -119,13 +120,13 @@ def multi_output_criterion(criterion, n_outputs):
 @njit(cache=True, inline="always")
 def base_criterion(criterion):
     """The base criterion (``GINI`` .. ``NEWTON``) of a criterion id."""
-    return criterion % N_CRITERIA
+    return criterion & (N_CRITERIA - 1)
 
 
 @njit(cache=True, inline="always")
 def criterion_outputs(criterion):
     """The number of outputs of a criterion id."""
-    return criterion // N_CRITERIA + 1
+    return (criterion >> _CRITERION_BITS) + 1
 
 
 @njit(cache=True, inline="always")
