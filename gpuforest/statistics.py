@@ -58,7 +58,7 @@ class RowStatistics:
         the row count into them (``kernels.cpu.histogram.build_histograms``). 0: not so.
     """
 
-    criterion: int
+    criterion: int | tuple[int, int]  # common.multi_output_criterion
     row_slot: np.ndarray
     row_stats: np.ndarray
     inv_scales: np.ndarray

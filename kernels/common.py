@@ -21,9 +21,9 @@ newton                 ``g``, ``h`` (gradient, hessian; for boosting)
 
 Several outputs
 ---------------
-A criterion id of ``n_outputs > 1`` outputs (multi-output y, as scikit-learn's trees) is
-``base + N_CRITERIA * (n_outputs - 1)`` (``multi_output_criterion``), so that every kernel keeps
-its signature; single-output ids are the base ids. The slots: squared error ``w``,
+The kernels take a criterion of ``n_outputs > 1`` outputs (multi-output y, as scikit-learn's trees)
+as the pair ``(base, n_outputs)`` (``multi_output_criterion``), one output's as its base id: the
+type selects the code, so that single-output kernels compile exactly as without outputs. The slots: squared error ``w``,
 ``w*y_1 .. w*y_K``, ``sum_k w*y_k**2`` (Poisson ``sum_k w*y_k*log(y_k)``); classification one
 block of ``n_stat_slots / n_outputs`` class slots per output (``offset_k + class``, padded to the
 largest number of classes; misclassification takes one output). The impurity is the mean over the
@@ -74,7 +74,8 @@ feature's random subset is drawn over its codes (``random_threshold_bin``).
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 from ..tree import CATEGORICAL, MAX_CATEGORIES, MULTIWAY, NUMERIC
 
@@ -84,9 +85,6 @@ MISCLASSIFICATION = 2
 SQUARED_ERROR = 3
 POISSON = 4
 NEWTON = 5
-# Criterion ids of several outputs (see "Several outputs" above): a power of two, decoded by bit operations.
-N_CRITERIA = 8
-_CRITERION_BITS = 3
 
 # Which statistic a node's total comes from for each side of a split.
 PARENT = 0
@@ -113,20 +111,35 @@ def slot_value(parent, left, side, slot, inv_scales):
 
 
 def multi_output_criterion(criterion, n_outputs):
-    """The criterion id of ``criterion`` (a base id) over ``n_outputs`` outputs (see "Several outputs")."""
-    return criterion + N_CRITERIA * (n_outputs - 1)
+    """The kernel criterion of ``criterion`` (a base id) over ``n_outputs`` outputs: the id itself for one
+    output, else the pair ``(criterion, n_outputs)``, whose type selects the several outputs' code when
+    kernels compile (``base_criterion``, ``criterion_outputs``; see "Several outputs"), so that
+    single-output kernels compile without it."""
+    return criterion if n_outputs == 1 else (criterion, n_outputs)
 
 
-@njit(cache=True, inline="always")
 def base_criterion(criterion):
-    """The base criterion (``GINI`` .. ``NEWTON``) of a criterion id."""
-    return criterion & (N_CRITERIA - 1)
+    """The base criterion (``GINI`` .. ``NEWTON``) of a kernel criterion (``multi_output_criterion``)."""
+    return criterion[0] if isinstance(criterion, tuple) else criterion
 
 
-@njit(cache=True, inline="always")
 def criterion_outputs(criterion):
-    """The number of outputs of a criterion id."""
-    return (criterion >> _CRITERION_BITS) + 1
+    """The number of outputs of a kernel criterion (``multi_output_criterion``)."""
+    return criterion[1] if isinstance(criterion, tuple) else 1
+
+
+@overload(base_criterion, target="generic", inline="always")
+def _base_criterion_of(criterion):
+    if isinstance(criterion, types.BaseTuple):
+        return lambda criterion: criterion[0]
+    return lambda criterion: criterion
+
+
+@overload(criterion_outputs, target="generic", inline="always")
+def _criterion_outputs_of(criterion):
+    if isinstance(criterion, types.BaseTuple):
+        return lambda criterion: criterion[1]
+    return lambda criterion: 1
 
 
 @njit(cache=True, inline="always")
@@ -348,7 +361,7 @@ def split_constraint(monotonic_cst, value_bounds, node, feature_idx):
 def constraint_value(criterion, parent, left, side, weight, inv_scales, regularization):
     """The value of a node that a monotonic constraint orders: the proportion of class 1 (two classes;
     scikit-learn's trees), the mean target, or the Newton step ``-T(G) / (H + l2)``."""
-    if criterion == NEWTON:
+    if base_criterion(criterion) == NEWTON:
         l2, l1 = regularization
         return -threshold_l1(slot_value(parent, left, side, 0, inv_scales), l1) / (weight + l2)
     return slot_value(parent, left, side, 1, inv_scales) / weight
@@ -370,7 +383,7 @@ def constrained_gain(
     """
     left_value = constraint_value(criterion, parent, left, LEFT, left_weight, inv_scales, regularization)
     right_value = constraint_value(criterion, parent, left, RIGHT, right_weight, inv_scales, regularization)
-    if criterion == NEWTON:
+    if base_criterion(criterion) == NEWTON:
         left_value = min(max(left_value, lower), upper)
         right_value = min(max(right_value, lower), upper)
         if (left_value - right_value) * monotonic > 0:
@@ -777,7 +790,7 @@ def searches_all_subsets(criterion, n_stat_slots, n_categories, draw):
     """Whether a categorical scan tries every subset: more than two classes, at most
     ``MAX_EXHAUSTIVE_CATEGORIES`` occupied categories, best splits (``draw < 0``)."""
     return (
-        draw < 0.0 and criterion <= MISCLASSIFICATION and n_stat_slots > 2
+        draw < 0.0 and base_criterion(criterion) <= MISCLASSIFICATION and n_stat_slots > 2
         and n_categories <= MAX_EXHAUSTIVE_CATEGORIES
     )
 
@@ -791,7 +804,7 @@ def category_order_key(criterion, category, parent, n_stat_slots, inv_scales, re
     the mean target; ``newton``: ``T(G) / (H + l2)``. 0 where the denominator
     is not positive, so that a key is never NaN.
     """
-    if criterion <= MISCLASSIFICATION:
+    if base_criterion(criterion) <= MISCLASSIFICATION:
         target = 1
         if n_stat_slots != 2:
             target = 0
@@ -800,7 +813,7 @@ def category_order_key(criterion, category, parent, n_stat_slots, inv_scales, re
                     target = slot
         numerator = category[target] * inv_scales[target]
         denominator = node_weight(criterion, category, category, PARENT, n_stat_slots, inv_scales)
-    elif criterion == NEWTON:
+    elif base_criterion(criterion) == NEWTON:
         l2, l1 = regularization
         numerator = threshold_l1(category[0] * inv_scales[0], l1)
         denominator = category[1] * inv_scales[1] + l2
@@ -1086,7 +1099,7 @@ def node_impurity(criterion, totals, n_stat_slots, inv_scales, regularization):
     elif kind == SQUARED_ERROR or kind == POISSON:
         linear = slot_value(totals, totals, PARENT, n_outputs + 1, inv_scales)
     proxy = proxy_cost(criterion, totals, totals, PARENT, weight, n_stat_slots, inv_scales, regularization)
-    if criterion == NEWTON:
+    if base_criterion(criterion) == NEWTON:
         # -T(G)^2 / (H (H + l2)): no linear terms, negative, and W * impurity
         # differences are the split gains (feature importances).
         return proxy / weight

@@ -42,7 +42,7 @@ def node_values(criterion, totals, inv_scales, regularization, out_value, out_im
         if base_criterion(criterion) <= MISCLASSIFICATION:
             for slot in range(n_stat_slots):
                 out_value[node, slot] = slot_value(node_totals, node_totals, PARENT, slot, inv_scales) / weight
-        elif criterion == NEWTON:
+        elif base_criterion(criterion) == NEWTON:
             shrunk = threshold_l1(slot_value(node_totals, node_totals, PARENT, 0, inv_scales), l1)
             out_value[node, 0] = -shrunk / (weight + l2)
         else:

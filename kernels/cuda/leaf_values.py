@@ -19,18 +19,15 @@ from ..common import (
 from . import jit_kernel
 from .histogram import _node_of_chunk
 from .launch import BLOCK_SIZE, elementwise_config
-from .splitting import CONSTRAINED_MAX_REGISTERS
+from .splitting import CONSTRAINED_MAX_REGISTERS, pair_criterion
 
 
 @functools.lru_cache(maxsize=None)
 def _node_values_kernel(multi_output):
-    """``node_values``'s ``(python_function, kernel)``; ``multi_output``: criterion ids of several outputs,
-    capped at ``splitting.CONSTRAINED_MAX_REGISTERS`` (half occupancy). Without, the kernel takes the base
-    criterion, whose one output is then a constant: the loops over the outputs fold away."""
+    """``node_values``'s ``(python_function, kernel)``; ``multi_output``: for the criteria of several outputs
+    (``common.multi_output_criterion``), capped at ``splitting.CONSTRAINED_MAX_REGISTERS`` (half occupancy)."""
 
     def node_values_kernel(criterion, totals, inv_scales, regularization, out_value, out_impurity, out_weight):
-        if not multi_output:
-            criterion = base_criterion(criterion)
         n_stat_slots = totals.shape[1] - 1
         n_outputs = criterion_outputs(criterion) if base_criterion(criterion) <= MISCLASSIFICATION else 1
         l2, l1 = regularization
@@ -48,7 +45,7 @@ def _node_values_kernel(multi_output):
                 for slot in range(n_stat_slots):
                     count = np.float64(slot_value(node_totals, node_totals, PARENT, slot, inv_scales))
                     out_value[node, slot] = count / weight
-            elif criterion == NEWTON:
+            elif base_criterion(criterion) == NEWTON:
                 shrunk = np.float64(threshold_l1(slot_value(node_totals, node_totals, PARENT, 0, inv_scales), l1))
                 out_value[node, 0] = -shrunk / (weight + l2)
             else:
@@ -73,7 +70,7 @@ def node_values(criterion, totals, inv_scales, regularization, out_value, out_im
     if n_nodes == 0:
         return
     blocks, threads = elementwise_config(n_nodes)
-    _node_values_kernel(criterion_outputs(int(criterion)) > 1)[1][blocks, threads](
+    _node_values_kernel(criterion_outputs(criterion) > 1)[1][blocks, threads](
         criterion, totals, inv_scales, regularization, out_value, out_impurity, out_weight
     )
 
@@ -123,7 +120,8 @@ def ptx_specializations():
     )
     return [
         (
-            f"node_values{build}", _node_values_kernel(multi_output)[0], node_values_types, BLOCK_SIZE,
+            f"node_values{build}", _node_values_kernel(multi_output)[0],
+            pair_criterion(node_values_types, 0) if multi_output else node_values_types, BLOCK_SIZE,
             _max_registers(multi_output),
         )
         for multi_output, build in ((False, ""), (True, "_multi_output"))

@@ -384,7 +384,7 @@ def _task_feature(category_words):
 def _subsets_possible(criterion, n_slots, threshold_draws):
     """Whether any node may have every subset of its categories tried (``common.searches_all_subsets``
     with no category: the criterion and the draws decide)."""
-    return searches_all_subsets(int(criterion), n_slots - 1, 0, -1.0 if threshold_draws.shape[0] == 0 else 0.0)
+    return searches_all_subsets(base_criterion(criterion), n_slots - 1, 0, -1.0 if threshold_draws.shape[0] == 0 else 0.0)
 
 
 def _numeric_feature_mask(feature_mask, categorical_features):
@@ -433,8 +433,8 @@ def _scan_histograms_kernel(
     ``category_words`` (the bitsets' words), over the categorical ones, of the nodes whose every subset is
     tried or not (``all_subsets``, see ``_category_helpers``). ``use_shared``: the work histogram in shared
     memory (``work_in_shared``), else in the launch's global scratch. ``constrained``: monotonic constraints
-    (``_split_constraint_of``). ``multi_output``: criterion ids of several outputs; without, the kernel takes
-    the base criterion, whose one output is then a constant: the loops over the outputs fold away."""
+    (``_split_constraint_of``). ``multi_output``: for the criteria of several outputs
+    (``common.multi_output_criterion``, a pair), capped at ``CONSTRAINED_MAX_REGISTERS``."""
     work_shape = (n_threads, n_slots) if use_shared else (1, 1)
     count_slot = n_slots - 1
     prefix_sums, random_candidate, best_candidate = _block_helpers(n_threads, n_slots)
@@ -448,8 +448,6 @@ def _scan_histograms_kernel(
         missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, monotonic_cst,
         value_bounds, gains, bins, missing_left, category_bits, scratch, first_task,
     ):
-        if not multi_output:
-            criterion = base_criterion(criterion)
         shared_work = cuda.shared.array(work_shape, types.int64)
         random_bounds = cuda.shared.array(2, types.int32)
         best_gain = cuda.shared.array(n_threads, types.float64)
@@ -638,7 +636,7 @@ def find_best_splits_from_histograms(
             monotonic_cst, value_bounds, gains, bins, missing_left, category_bits,
         ),
         feature_mask, categorical_features, n_words, _subsets_possible(criterion, n_slots, threshold_draws),
-        scan_threads(n_bins), n_slots, xp, value_bounds.shape[0] > 0, criterion_outputs(int(criterion)) > 1,
+        scan_threads(n_bins), n_slots, xp, value_bounds.shape[0] > 0, criterion_outputs(criterion) > 1,
     )
     pick = _pick_from_histograms_kernel(n_categorical > 0)[1]
     pick[max(1, min(-(-n_nodes // PICK_THREADS), MAX_BLOCKS)), PICK_THREADS](
@@ -671,8 +669,6 @@ def _scan_rows_kernel(
         regularization, min_samples_leaf, min_weight_leaf, monotonic_cst, value_bounds, gains, bins, missing_left,
         category_bits, scratch, first_task,
     ):
-        if not multi_output:
-            criterion = base_criterion(criterion)
         shared_work = cuda.shared.array(work_shape, types.int64)
         random_bounds = cuda.shared.array(2, types.int32)
         missing = cuda.shared.array(n_slots, types.int64)
@@ -898,7 +894,7 @@ def find_best_splits_from_rows(
         ),
         feature_mask, categorical_features, n_words, _subsets_possible(criterion, n_slots, threshold_draws),
         scan_threads(int(missing_bin) + 1), n_slots, xp, value_bounds.shape[0] > 0,
-        criterion_outputs(int(criterion)) > 1,
+        criterion_outputs(criterion) > 1,
     )
     finish = _finish_rows_kernel(n_slots, FINISH_ROWS_THREADS, n_categorical > 0)[1]
     finish[max(1, min(n_nodes, MAX_BLOCKS)), FINISH_ROWS_THREADS](
@@ -938,7 +934,17 @@ def _argument_types():
         types.int64, float64_1d, int64_1d, float64_2d,
     ) + scratch + work
     finish_rows = rows + (int64_2d, int32_1d, types.int64) + scratch + outputs
+    assert scan_hist[SCAN_HISTOGRAMS_CRITERION] == scan_rows[SCAN_ROWS_CRITERION] == types.int64
     return scan_hist, pick_hist, scan_rows, finish_rows
+
+
+# The criterion's place among the scans' arguments: builds for several outputs take a pair there.
+SCAN_HISTOGRAMS_CRITERION, SCAN_ROWS_CRITERION = 9, 15
+
+
+def pair_criterion(argument_types, index):
+    """``argument_types`` with a several outputs' criterion, ``(base, n_outputs)``, at ``index``."""
+    return argument_types[:index] + (types.UniTuple(types.int64, 2),) + argument_types[index + 1:]
 
 
 # The factory constants in use: 256 bins; 3 slots (binary classification, newton),
@@ -970,13 +976,17 @@ def ptx_specializations():
             for constrained, multi_output, build in builds:
                 variant = (threads, n_slots, use_shared, category_words, all_subsets, constrained, multi_output)
                 max_registers = _scan_max_registers(constrained, multi_output)
+                hist_types, rows_types = (
+                    (pair_criterion(scan_hist, SCAN_HISTOGRAMS_CRITERION), pair_criterion(scan_rows, SCAN_ROWS_CRITERION))
+                    if multi_output else (scan_hist, scan_rows)
+                )
                 specs.append((
                     f"scan_histograms{features}_bins{PTX_N_BINS}_slots{n_slots}{where}{build}",
-                    _scan_histograms_kernel(*variant)[0], scan_hist, threads, max_registers,
+                    _scan_histograms_kernel(*variant)[0], hist_types, threads, max_registers,
                 ))
                 specs.append((
                     f"scan_rows{features}_bins{PTX_N_BINS}_slots{n_slots}{where}{build}",
-                    _scan_rows_kernel(*variant)[0], scan_rows, threads, max_registers,
+                    _scan_rows_kernel(*variant)[0], rows_types, threads, max_registers,
                 ))
     for has_categorical, suffix in ((False, ""), (True, "_categorical")):
         specs.append((
