@@ -44,9 +44,9 @@ PACKAGE = "gpuforest.kernels.cuda"
 EXPECTED_MODULES = KERNEL_STAGES
 NO_SPILL_MODULES = ("histogram", "splitting", "partitioning", "multiway")
 # Kernels of those modules whose names end so may spill: the split scans compiled for monotonic constraints
-# (kernels/cuda/splitting.py, CONSTRAINED_MAX_REGISTERS), capped at half occupancy's registers; the
-# unconstrained scans, the ones every other fit runs, spill nothing.
-SPILL_ALLOWED_SUFFIXES = ("_constrained",)
+# or several outputs (kernels/cuda/splitting.py, CONSTRAINED_MAX_REGISTERS), capped at half occupancy's
+# registers; the other scans, the ones every other fit runs, spill nothing.
+SPILL_ALLOWED_SUFFIXES = ("_constrained", "_multi_output")
 MIN_OCCUPANCY = 0.5
 ARCHS = ((8, 0), (9, 0))
 DEFAULT_BLOCK_SIZE = 256

@@ -35,6 +35,9 @@ from .fitting import BinnedTraining, fit_bin_mapper
 from .grower import GrowthParams, TreeGrower
 from .model_io import ModelFileMixin
 from .importance import IMPORTANCE_TYPE_CONSTRAINT, ImportanceTypeMixin
+from .multioutput import (
+    MultiOutputMixin, check_single_output, encode_output_classes, output_probabilities, predicted_classes, split_outputs,
+)
 from .multiway import MultiwayTreeGrower
 from .partial_dependence import RecursionPartialDependenceMixin
 from .progress import progress_bar
@@ -112,17 +115,19 @@ def x_dtype(X):
     return np.float32 if dtype is not None and np.can_cast(dtype, np.float32, "safe") else np.float64
 
 
-def validate_fit_data(estimator, X, y, sample_weight):
+def validate_fit_data(estimator, X, y, sample_weight, multi_output=False):
     """``X`` as float64 or float32 (``x_dtype``) C-order (NaN allowed), ``y``, and non-negative weights with a
     positive sum.
 
     Categorical features (the estimator's ``categorical_features``) as category codes, checked
     against its ``max_bins``; sets ``is_categorical_`` and ``categories_`` (see ``categorical``).
     A sparse X stays sparse, CSR or CSC (other formats converted, as scikit-learn does; see ``sparse``).
+    ``multi_output``: ``y`` may be 2-D (``multioutput``), finite for numbers.
     """
     X, frame_categories = encode_fit_input(estimator, X)
     X, y = validate_data(
-        estimator, X, y, accept_sparse=["csr", "csc"], dtype=x_dtype(X), ensure_all_finite="allow-nan", order="C"
+        estimator, X, y, accept_sparse=["csr", "csc"], dtype=x_dtype(X), ensure_all_finite="allow-nan", order="C",
+        multi_output=multi_output,
     )
     check_sparse_options(estimator, X)
     record_categories(estimator, X, frame_categories, estimator.max_bins)
@@ -212,7 +217,7 @@ class AllowNaNMixin:
 
 class BaseDecisionTree(
     AllowNaNMixin, ModelFileMixin, RecursionPartialDependenceMixin, ImportanceTypeMixin,
-    ContributionsMixin, BaseEstimator
+    ContributionsMixin, MultiOutputMixin, BaseEstimator
 ):
     """Validation, parameters and fitting shared by both tree estimators."""
 
@@ -298,6 +303,7 @@ class BaseDecisionTree(
         return validate_predict_data(self, X)
 
     def _additive_trees(self):
+        check_single_output(self)
         return [self.tree_], [self.tree_.value[:, 0]], np.zeros(self.tree_.value.shape[2])
 
     def apply(self, X):
@@ -329,19 +335,20 @@ class BaseDecisionTree(
 
     def _partial_dependence_members(self):
         """The tree, its nodes weighted by their weighted sample counts (``RecursionPartialDependenceMixin``)."""
+        check_single_output(self)
         return [(self.tree_, self.tree_.weighted_n_node_samples, 1.0, 0)], self.tree_.value.shape[2]
 
     def _importance_trees(self):
         return [self.tree_]
 
     def _leaf_values(self, X):
-        """Each row's leaf value; for a tree that shares missing values among branches (C4.5's), the weighted
-        sum of the values of the leaves it reaches (``Tree.fractional_values``)."""
+        """Each row's leaf values (n_samples, n_outputs, n_values); for a tree that shares missing values among
+        branches (C4.5's), the weighted sum of the values of the leaves it reaches (``Tree.fractional_values``)."""
         X = self._validate_X_predict(X)
         backend = get_backend(self.device_)
         if self.tree_.missing_fractional:
-            return self.tree_.fractional_values(X, backend)
-        return self.tree_.value[self.tree_.apply(X, backend), 0]
+            return self.tree_.fractional_values(X, backend)[:, None]
+        return self.tree_.value[self.tree_.apply(X, backend)]
 
 
 class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
@@ -441,8 +448,10 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
 
     Attributes
     ----------
-    classes_ : ndarray of shape (n_classes,)
-    n_classes_ : int
+    classes_ : ndarray of shape (n_classes,), or a list of them (one per output, ``gpuforest.multioutput``)
+    n_classes_ : int, or ndarray of shape (n_outputs,)
+    n_outputs_ : int
+        ``y.shape[1]`` of a 2-D ``y`` of several columns, else 1.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
     is_categorical_ : ndarray of shape (n_features_in_,), dtype bool, or None
@@ -487,7 +496,8 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         self.importance_type = importance_type
 
     def fit(self, X, y, sample_weight=None, eval_set=None):
-        """Grow the tree on ``X`` (n_samples, n_features) and class labels ``y``.
+        """Grow the tree on ``X`` (n_samples, n_features) and class labels ``y`` (n_samples,) or (n_samples,
+        n_outputs) (``gpuforest.multioutput``).
 
         ``eval_set=(X_val, y_val[, sample_weight_val])``: the validation data of
         ``pruning="reduced_error" | "validation"`` instead of a split of ``X``.
@@ -499,9 +509,8 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
                 f"splitter='best' and use_surrogates=False, got splitter={self.splitter!r}, "
                 f"use_surrogates={self.use_surrogates!r}."
             )
-        X, y, sample_weight = validate_fit_data(self, X, y, sample_weight)
-        self.classes_, y_encoded = encode_classes(y)
-        self.n_classes_ = self.classes_.shape[0]
+        X, y, sample_weight = validate_fit_data(self, X, y, sample_weight, multi_output=True)
+        self.classes_, self.n_classes_, y_encoded = encode_output_classes(split_outputs(self, y), encode_classes)
         X, y_encoded, sample_weight, validation = self._validation_split(
             X, y_encoded, sample_weight, eval_set, partial(encode_labels, self.classes_)
         )
@@ -510,23 +519,27 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         # ID3 and C4.5 choose splits by information gain.
         criterion = "entropy" if self.algorithm in QUINLAN_ALGORITHMS else self.criterion
         stats = classification_statistics(criterion, y_encoded, self.n_classes_, sample_weight)
-        return self._grow(X, y_encoded, sample_weight, stats, self.n_classes_, validation)
+        return self._grow(
+            X, y_encoded, sample_weight, stats, self.n_outputs_ * int(np.max(self.n_classes_)), validation
+        )
 
     def _grower_class(self):
         """The grower of ``fit``: ``MultiwayTreeGrower`` for ID3, ``C45TreeGrower`` for C4.5, else ``TreeGrower``."""
         return QUINLAN_ALGORITHMS.get(self.algorithm, TreeGrower)
 
     def predict_proba(self, X):
-        """Class proportions of each sample's leaf, shape (n_samples, n_classes)."""
-        return self._leaf_values(X)
+        """Class proportions of each sample's leaf, shape (n_samples, n_classes); with several outputs a list of
+        (n_samples, n_classes_k) arrays."""
+        return output_probabilities(self._leaf_values(X), self.n_classes_)
 
     def predict_log_proba(self, X):
+        proba = self.predict_proba(X)
         with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))
+            return [np.log(output) for output in proba] if isinstance(proba, list) else np.log(proba)
 
     def predict(self, X):
-        proba = self.predict_proba(X)
-        return self.classes_[np.argmax(proba, axis=1)]
+        """The most probable class of each sample (n_samples,), or of each output (n_samples, n_outputs)."""
+        return predicted_classes(self.predict_proba(X), self.classes_)
 
 
 class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
@@ -555,7 +568,8 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
 
     Attributes
     ----------
-    n_features_in_, feature_names_in_, is_categorical_, categories_, max_features_, tree_, feature_importances_
+    n_outputs_, n_features_in_, feature_names_in_, is_categorical_, categories_, max_features_, tree_,
+    feature_importances_
         As in ``DecisionTreeClassifier``.
     """
 
@@ -584,21 +598,23 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
         self.importance_type = importance_type
 
     def fit(self, X, y, sample_weight=None, eval_set=None):
-        """Grow the tree on ``X`` (n_samples, n_features) and real targets ``y``; ``eval_set`` as the classifier's."""
+        """Grow the tree on ``X`` (n_samples, n_features) and real targets ``y`` (n_samples,) or (n_samples,
+        n_outputs); ``eval_set`` as the classifier's."""
         self._validate_params()
-        X, y, sample_weight = validate_fit_data(self, X, y, sample_weight)
-        y = np.asarray(y, dtype=np.float64)
+        X, y, sample_weight = validate_fit_data(self, X, y, sample_weight, multi_output=True)
+        y = np.asarray(split_outputs(self, y), dtype=np.float64)
         if self.criterion == "poisson":
             if np.any(y < 0):
                 raise ValueError("Some value(s) of y are negative which is not allowed for Poisson regression.")
-            if not np.sum(y * sample_weight) > 0:
+            if not np.all(sample_weight @ y > 0):
                 raise ValueError("Sum of y is not positive which is necessary for Poisson regression.")
         X, y, sample_weight, validation = self._validation_split(
             X, y, sample_weight, eval_set, partial(np.asarray, dtype=np.float64)
         )
         stats = regression_statistics(self.criterion, y, sample_weight)
-        return self._grow(X, y, sample_weight, stats, 1, validation)
+        return self._grow(X, y, sample_weight, stats, self.n_outputs_, validation)
 
     def predict(self, X):
-        """Mean target of each sample's leaf, shape (n_samples,)."""
-        return self._leaf_values(X)[:, 0]
+        """Mean target of each sample's leaf, shape (n_samples,), or of each output (n_samples, n_outputs)."""
+        values = self._leaf_values(X)[:, :, 0]
+        return values[:, 0] if self.n_outputs_ == 1 else values

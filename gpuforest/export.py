@@ -33,6 +33,7 @@ from sklearn.utils.validation import check_is_fitted
 from .boosting import BaseGradientBoosting
 from .decision_tree import BaseDecisionTree
 from .forest import BaseForest
+from .multioutput import check_single_output
 from .tree import CATEGORICAL, MAX_CATEGORIES, MULTIWAY, NUMERIC, TREE_LEAF, Tree
 
 # Ensembles of scikit-learn's whose members are in ``estimators_``, gpuforest's subclasses included.
@@ -118,7 +119,8 @@ class _Section(NamedTuple):
 
 def _members(estimator):
     """The fitted trees of ``estimator`` as ``_Member``s (a ``TypeError`` for a member that is no gpuforest
-    tree), its feature count, its classes (None: not a classifier) and whether it is an ensemble."""
+    tree), its feature count, its classes (None: not a classifier) and whether it is an ensemble. One output only."""
+    check_single_output(estimator)
     if isinstance(estimator, Tree):
         # A bare tree of more than one value per node holds class proportions.
         n_values = estimator.value.shape[2]

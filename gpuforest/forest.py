@@ -47,6 +47,10 @@ from .fitting import BinnedTraining, fit_bin_mapper, refit_bin_mapper
 from .model_io import ModelFileMixin
 from .margins import ForestMargins
 from .importance import IMPORTANCE_TYPE_CONSTRAINT, ImportanceTypeMixin
+from .multioutput import (
+    MultiOutputMixin, check_single_output, encode_output_classes, encode_output_labels, mean_output_accuracy, output_probabilities,
+    predicted_classes, split_outputs,
+)
 from .partial_dependence import RecursionPartialDependenceMixin
 from .progress import progress_bar
 from .pruning import (
@@ -85,7 +89,7 @@ PREDICT_BLOCK_BYTES = 64 * 1024 * 1024
 
 class BaseForest(
     AllowNaNMixin, ModelFileMixin, PackedTreesMixin, RecursionPartialDependenceMixin, ImportanceTypeMixin,
-    ContributionsMixin, BaseEstimator
+    ContributionsMixin, MultiOutputMixin, BaseEstimator
 ):
     """Parameters, batched fitting, prediction and out-of-bag estimates of every forest."""
 
@@ -145,7 +149,8 @@ class BaseForest(
     # --- fitting ------------------------------------------------------------------------
 
     def fit(self, X, y, sample_weight=None, eval_set=None):
-        """Grow ``n_estimators`` trees on ``X`` (n_samples, n_features) and ``y`` (n_samples,).
+        """Grow ``n_estimators`` trees on ``X`` (n_samples, n_features) and ``y`` (n_samples,) or (n_samples,
+        n_outputs) (``gpuforest.multioutput``).
 
         With ``warm_start`` and a fitted forest, only the trees beyond those
         already grown are added (same data expected, as in scikit-learn).
@@ -156,7 +161,8 @@ class BaseForest(
         """
         self._validate_params()
         check_pruning_params(self)
-        X, y, sample_weight = validate_fit_data(self, X, y, sample_weight)
+        X, y, sample_weight = validate_fit_data(self, X, y, sample_weight, multi_output=True)
+        y = split_outputs(self, y, warn_column=True)
         self._check_sampling_params()
         targets, sample_weight = self._encode_targets(y, sample_weight)
         # Without bootstrap no row is out of bag: y is only read by the out-of-bag pass.
@@ -359,6 +365,7 @@ class BaseForest(
         return validate_predict_data(self, X)
 
     def _additive_trees(self):
+        check_single_output(self)
         share = 1.0 / len(self.trees_)
         return self.trees_, [tree.value[:, 0] * share for tree in self.trees_], np.zeros(self._n_values())
 
@@ -450,6 +457,7 @@ class BaseForest(
         estimator.max_features_ = self.max_features_
         estimator.device_ = self.device_
         estimator.is_categorical_, estimator.categories_ = self.is_categorical_, self.categories_
+        estimator.n_outputs_ = self.n_outputs_
         self._set_estimator_targets(estimator)
         return estimator
 
@@ -476,6 +484,7 @@ class BaseForest(
                 f"method='recursion' averages class probabilities, which is voting='soft'; this forest has "
                 f"voting={self.voting!r}: use method='brute'."
             )
+        check_single_output(self)
         members = [(tree, tree.weighted_n_node_samples, 1.0 / len(self.trees_), 0) for tree in self.trees_]
         return members, self.trees_[0].value.shape[2]
 
@@ -555,9 +564,7 @@ class ForestClassifier(ForestMargins, ClassifierMixin, BaseForest):
     _tree_class = DecisionTreeClassifier
 
     def _encode_targets(self, y, sample_weight):
-        self.classes_, y_encoded = encode_classes(y)
-        self.n_classes_ = self.classes_.shape[0]
-        self.n_outputs_ = 1
+        self.classes_, self.n_classes_, y_encoded = encode_output_classes(y, encode_classes)
         if self.class_weight is not None and self.class_weight != "balanced_subsample":
             sample_weight = sample_weight * compute_sample_weight(self.class_weight, y_encoded)
         if self.voting == "weighted" and not self.bootstrap:
@@ -567,10 +574,10 @@ class ForestClassifier(ForestMargins, ClassifierMixin, BaseForest):
         return y_encoded, sample_weight
 
     def _n_values(self):
-        return self.n_classes_
+        return self.n_outputs_ * int(np.max(self.n_classes_))
 
     def _encode_eval_targets(self, y):
-        return encode_labels(self.classes_, y)
+        return encode_output_labels(self.classes_, y, encode_labels)
 
     def _tree_params(self, random_state):
         return dict(
@@ -606,12 +613,22 @@ class ForestClassifier(ForestMargins, ClassifierMixin, BaseForest):
         return self.voting == "weighted"
 
     def _oob_per_tree(self, values, out_of_bag, y_encoded, first_tree):
-        correct = (np.argmax(values, axis=2) == y_encoded[None, :]) & out_of_bag
+        # With several outputs, the share of the outputs a tree gets right.
+        votes = np.argmax(values.reshape(*values.shape[:2], self.n_outputs_, -1), axis=3)
+        correct = (votes == y_encoded.reshape(y_encoded.shape[0], -1)[None]).mean(axis=2) * out_of_bag
         self._oob_tree_correct[first_tree:first_tree + values.shape[0]] += correct.sum(axis=1)
 
     def _set_oob_results(self, y, oob_mean):
         self.estimator_weights_ = self._oob_tree_correct / np.maximum(self._oob_tree_count, 1)
         if not self.oob_score:
+            return
+        if self.n_outputs_ > 1:
+            # scikit-learn's (n_samples, n_classes, n_outputs); the score: the mean of the outputs' accuracies.
+            self.oob_decision_function_ = oob_mean.reshape(oob_mean.shape[0], self.n_outputs_, -1).transpose(0, 2, 1)
+            y_pred = predicted_classes(output_probabilities(self.oob_decision_function_.transpose(0, 2, 1),
+                                                            self.n_classes_), self.classes_)
+            scoring = self.oob_score if callable(self.oob_score) else mean_output_accuracy
+            self.oob_score_ = scoring(y, y_pred)
             return
         self.oob_decision_function_ = oob_mean
         y_pred = self.classes_[np.argmax(oob_mean, axis=1)]
@@ -633,18 +650,20 @@ class ForestClassifier(ForestMargins, ClassifierMixin, BaseForest):
             if self.voting != "soft":
                 raise ValueError(f"return_std is the standard error of the mean class proportions: it needs "
                                  f"voting='soft', not {self.voting!r}.")
+            check_single_output(self)
             return self.predict_proba(X), prediction_std(self, X)
         X = self._validate_X_predict(X)
         backend = get_backend(self.device_)
         weights = self.estimator_weights_ if self.voting == "weighted" else None
-        scores = np.empty((X.shape[0], self.n_classes_))
+        scores = np.empty((X.shape[0], self._n_values()))
         for block in self._row_blocks(X.shape[0], len(self.trees_)):
             scores[block] = combine_votes(self._tree_values(backend, X[block]), self.voting, weights)
-        return scores
+        return output_probabilities(scores.reshape(X.shape[0], self.n_outputs_, -1), self.n_classes_)
 
     def predict_log_proba(self, X):
+        proba = self.predict_proba(X)
         with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))
+            return [np.log(output) for output in proba] if isinstance(proba, list) else np.log(proba)
 
     def _additive_trees(self):
         if self.voting != "soft":
@@ -655,7 +674,10 @@ class ForestClassifier(ForestMargins, ClassifierMixin, BaseForest):
 
     def predict(self, X):
         """The winning class; with ``voting="majority"``, ``reject_label`` where no class has over half the votes."""
-        return predict_from_votes(self.predict_proba(X), self.voting, self.classes_, self.reject_label)
+        proba = self.predict_proba(X)
+        if isinstance(proba, list):
+            return predicted_classes(proba, self.classes_)
+        return predict_from_votes(proba, self.voting, self.classes_, self.reject_label)
 
 
 class ForestRegressor(RegressorMixin, BaseForest):
@@ -670,16 +692,15 @@ class ForestRegressor(RegressorMixin, BaseForest):
 
     def _encode_targets(self, y, sample_weight):
         y = np.asarray(y, dtype=np.float64)
-        self.n_outputs_ = 1
         if self.criterion == "poisson":
             if np.any(y < 0):
                 raise ValueError("Some value(s) of y are negative which is not allowed for Poisson regression.")
-            if not np.sum(y * sample_weight) > 0:
+            if not np.all(sample_weight @ y > 0):
                 raise ValueError("Sum of y is not positive which is necessary for Poisson regression.")
         return y, sample_weight
 
     def _n_values(self):
-        return 1
+        return self.n_outputs_
 
     @staticmethod
     def _encode_eval_targets(y):
@@ -689,7 +710,7 @@ class ForestRegressor(RegressorMixin, BaseForest):
         return regression_statistics(self.criterion, y, sample_weight, n_draws=n_draws)
 
     def _set_oob_results(self, y, oob_mean):
-        self.oob_prediction_ = oob_mean[:, 0]
+        self.oob_prediction_ = oob_mean[:, 0] if self.n_outputs_ == 1 else oob_mean
         scoring = self.oob_score if callable(self.oob_score) else r2_score
         self.oob_score_ = scoring(y, self.oob_prediction_)
 
@@ -701,8 +722,10 @@ class ForestRegressor(RegressorMixin, BaseForest):
         (``uncertainty.prediction_variance``), negative variances as 0.
         """
         if return_std:
+            check_single_output(self)
             return self._mean_value(X)[:, 0], prediction_std(self, X)[:, 0]
-        return self._mean_value(X)[:, 0]
+        values = self._mean_value(X)
+        return values[:, 0] if self.n_outputs_ == 1 else values
 
 
 # The docstrings' lines on n_estimators="auto", shared by the classifiers and the regressors.
@@ -765,9 +788,11 @@ _CLASSIFIER_DOC = """{summary}
     classes_, n_classes_, n_features_in_, feature_names_in_, is_categorical_, categories_, n_outputs_, max_features_
     feature_importances_ : ndarray of shape (n_features_in_,)
 """ + _AUTO_ATTRIBUTES_DOC + """    oob_score_ : float
-    oob_decision_function_ : ndarray of shape (n_samples, n_classes_)
+    oob_decision_function_ : ndarray of shape (n_samples, n_classes_) or (n_samples, max(n_classes_), n_outputs_)
+        With several outputs ``oob_score_`` is the mean of the outputs' accuracies.
     estimator_weights_ : ndarray of shape (n_estimators,)
-        Out-of-bag accuracy of each tree (with ``oob_score`` or ``voting="weighted"``).
+        Out-of-bag accuracy of each tree (with ``oob_score`` or ``voting="weighted"``); with several outputs, the
+        mean over the outputs.
     """
 
 
@@ -799,7 +824,7 @@ _REGRESSOR_DOC = """{summary}
     n_features_in_, feature_names_in_, is_categorical_, categories_, n_outputs_, max_features_
     feature_importances_ : ndarray of shape (n_features_in_,)
 """ + _AUTO_ATTRIBUTES_DOC + """    oob_score_ : float
-    oob_prediction_ : ndarray of shape (n_samples,)
+    oob_prediction_ : ndarray of shape (n_samples,) or (n_samples, n_outputs_)
     """
 
 

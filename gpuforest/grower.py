@@ -160,8 +160,9 @@ _NODE_COLUMNS = tuple(
 class _TreeRecorder:
     """Collects node and split records level by level; assembles ``Tree`` objects."""
 
-    def __init__(self, n_trees):
+    def __init__(self, n_trees, n_outputs=1):
         self.next_node_idx = np.ones(n_trees, dtype=np.int64)
+        self.n_outputs = n_outputs  # the node values' outputs: Tree.value (node_count, n_outputs, n_values)
         self.nodes = []
         self.splits = []
 
@@ -232,8 +233,8 @@ class _TreeRecorder:
                     array[positions] = source
                 return array
 
-            node_values = np.empty((node_count, 1, values.shape[1]))
-            node_values[order, 0] = values[mine]
+            node_values = np.empty((node_count, self.n_outputs, values.shape[1] // self.n_outputs))
+            node_values[order] = values[mine].reshape(-1, *node_values.shape[1:])
             result.append(
                 Tree(
                     n_features=n_features,
@@ -306,7 +307,7 @@ class TreeGrower:
         self.n_node_features = min(params.max_features, self.allowed_features.shape[1])
         # Every node then evaluates all its tree's features, a child its parent's: siblings can be subtracted.
         self.nodes_share_features = self.n_node_features == self.allowed_features.shape[1]
-        self.recorder = _TreeRecorder(self.n_trees)
+        self.recorder = _TreeRecorder(self.n_trees, stats.n_outputs)
 
     def grow(self):
         """Grow every tree; returns a list of ``Tree``."""
@@ -351,7 +352,8 @@ class TreeGrower:
         start, stop = self.tree_offsets[:-1].copy(), self.tree_offsets[1:].copy()
         totals = self.backend.node_totals(self.rows, start, stop, tree, self.stats.n_slots)
         _, _, root_weight = self.backend.node_values(self.stats, totals, self.n_values)
-        self.root_weight = root_weight
+        # The kernels' gains sum the outputs' (kernels.common, "Several outputs"): improvement is gain / (W_root K).
+        self.root_weight = root_weight * self.stats.n_outputs
         self.min_weight_leaf = np.maximum(self.params.min_weight_fraction_leaf * root_weight, self.params.min_weight_leaf)
         zeros = np.zeros(self.n_trees, dtype=np.int64)
         params = self.params
@@ -568,7 +570,7 @@ class TreeGrower:
             split.categorical[:] = False
         if evaluate.size == 0:
             return split
-        min_weight_leaf = self.min_weight_leaf[nodes.tree[evaluate]]
+        min_weight_leaf = self.min_weight_leaf[nodes.tree[evaluate]] * stats.kernel_weight_outputs
         draws = None
         if params.random_thresholds:
             draws = self.backend.threshold_draws(

@@ -58,7 +58,7 @@ class RowStatistics:
         the row count into them (``kernels.cpu.histogram.build_histograms``). 0: not so.
     """
 
-    criterion: int
+    criterion: int | tuple[int, int]  # common.multi_output_criterion
     row_slot: np.ndarray
     row_stats: np.ndarray
     inv_scales: np.ndarray
@@ -71,6 +71,16 @@ class RowStatistics:
     @property
     def n_slots(self):
         return self.inv_scales.shape[0]
+
+    @property
+    def n_outputs(self):
+        """Outputs of the criterion (multi-output y; ``kernels.common``, "Several outputs")."""
+        return int(common.criterion_outputs(self.criterion))
+
+    @property
+    def kernel_weight_outputs(self):
+        """How many outputs the kernels' node weight sums (every output's block of classes; ``kernels.common``)."""
+        return self.n_outputs if common.base_criterion(self.criterion) <= common.MISCLASSIFICATION else 1
 
     @property
     def regularization(self):
@@ -183,14 +193,17 @@ def _to_fixed_point(columns, scales, out):
 
 
 def classification_statistics(criterion, y_encoded, n_classes, sample_weight, max_multiplicity=1, n_draws=None):
-    """Weighted class counts: row ``i`` adds its weight to slot ``y_encoded[i]``.
+    """Weighted class counts: row ``i`` adds its weight to slot ``y_encoded[i]``; with several outputs, to slot
+    ``k * max(n_classes) + y_encoded[i, k]`` of each output ``k`` (``kernels.common``, "Several outputs").
 
     Parameters
     ----------
     criterion : str
         A key of ``CLASSIFICATION_CRITERIA``.
-    y_encoded : ndarray of shape (n_samples,), int
-        Class index of each row.
+    y_encoded : ndarray of shape (n_samples,) or (n_samples, n_outputs), int
+        Class index of each row (of each output).
+    n_classes : int or sequence of int
+        Classes (of each output).
     sample_weight : ndarray of shape (n_samples,), dtype float64
     max_multiplicity : int
         Largest number of times a row is drawn (bootstrap), to size the scale.
@@ -199,27 +212,47 @@ def classification_statistics(criterion, y_encoded, n_classes, sample_weight, ma
         by ``max_multiplicity``.
     """
     row_stats, inv_scales = _to_fixed((sample_weight,), (max_multiplicity,), n_draws=n_draws)
+    criterion_id = CLASSIFICATION_CRITERIA[criterion]
+    row_slot = y_encoded.astype(np.int32)
+    n_slots = int(np.max(n_classes))
+    if y_encoded.ndim == 2:
+        # Each row's weight in its class slot of every output's block: dense rows, one slot per class and output.
+        n_outputs = y_encoded.shape[1]
+        row_stats = _one_hot_rows(row_stats[:, 0], row_slot + n_slots * np.arange(n_outputs, dtype=np.int32),
+                                  n_slots * n_outputs)
+        row_slot = np.zeros(y_encoded.shape[0], dtype=np.int32)
+        criterion_id = common.multi_output_criterion(criterion_id, n_outputs)
+        n_slots *= n_outputs
     return RowStatistics(
-        criterion=CLASSIFICATION_CRITERIA[criterion],
-        row_slot=y_encoded.astype(np.int32),
+        criterion=criterion_id,
+        row_slot=row_slot,
         row_stats=row_stats,
-        inv_scales=np.concatenate([np.repeat(inv_scales, n_classes), [1.0]]),
+        inv_scales=np.concatenate([np.repeat(inv_scales, n_slots), [1.0]]),
     )
+
+
+def _one_hot_rows(fixed_weight, slots, n_slots):
+    """``(n_rows, n_slots)`` int64 rows holding ``fixed_weight[r]`` at each of ``slots[r]`` (n_rows, n_outputs)."""
+    rows = np.zeros((slots.shape[0], n_slots), dtype=np.int64)
+    rows[np.arange(slots.shape[0])[:, None], slots] = fixed_weight[:, None]
+    return rows
 
 
 def regression_statistics(criterion, y, sample_weight, max_multiplicity=1, n_draws=None):
     """``(w, w y, w y^2)`` for squared error, ``(w, w y, w y log y)`` for Poisson; ``max_multiplicity`` and
-    ``n_draws`` as in ``classification_statistics``."""
+    ``n_draws`` as in ``classification_statistics``. ``y`` of shape (n_samples, n_outputs): ``(w, w y_1 .. w y_K,
+    sum_k w y_k^2)`` (``sum_k w y_k log y_k``), the criterion id of ``K`` outputs (``kernels.common``)."""
     criterion_id = REGRESSION_CRITERIA[criterion]
+    targets = y.T if y.ndim == 2 else y[None, :]
     if criterion_id == common.POISSON:
-        y_log_y = np.where(y > 0, y * np.log(np.where(y > 0, y, 1.0)), 0.0)
-        third = sample_weight * y_log_y
+        third = sum(sample_weight * np.where(y_k > 0, y_k * np.log(np.where(y_k > 0, y_k, 1.0)), 0.0)
+                    for y_k in targets)
     else:
-        third = sample_weight * y * y
-    columns = (sample_weight, sample_weight * y, third)
-    row_stats, inv_scales = _to_fixed(columns, (max_multiplicity,) * 3, n_draws=n_draws)
+        third = sum(sample_weight * y_k * y_k for y_k in targets)
+    columns = (sample_weight, *(sample_weight * y_k for y_k in targets), third)
+    row_stats, inv_scales = _to_fixed(columns, (max_multiplicity,) * len(columns), n_draws=n_draws)
     return RowStatistics(
-        criterion=criterion_id,
+        criterion=common.multi_output_criterion(criterion_id, targets.shape[0]),
         row_slot=np.zeros(y.shape[0], dtype=np.int32),
         row_stats=row_stats,
         inv_scales=np.concatenate([inv_scales, [1.0]]),

@@ -91,8 +91,9 @@ class Tree:
     surrogate_left_is_le : ndarray of shape (node_count, max_surrogates), dtype bool
     surrogate_left_codes, surrogate_right_codes : ndarray of shape (node_count, max_surrogates, CATEGORY_WORDS)
         The surrogate splits of each node, in order (see the module docstring).
-    value : ndarray of shape (node_count, 1, n_values), dtype float64
-        Class proportions (classification) or the mean target (regression).
+    value : ndarray of shape (node_count, n_outputs, n_values), dtype float64
+        Class proportions (classification; with several outputs padded with zeros to the most classes) or the
+        mean target (regression: ``n_values = 1``), per output as scikit-learn's ``tree_.value``.
     impurity, weighted_n_node_samples : ndarray of shape (node_count,), dtype float64
     n_node_samples : ndarray of shape (node_count,), dtype int64
     n_features : int
@@ -173,7 +174,7 @@ class Tree:
 
     @property
     def n_outputs(self):
-        return 1
+        return self.value.shape[1]
 
     def apply(self, X, backend):
         """Node each row of ``X`` (float64 or float32, shape (n_samples, n_features)) ends in: its leaf, or the
@@ -362,13 +363,14 @@ def pack_forest(trees):
         category_bitset : ndarray of shape (n_categorical_splits, CATEGORY_WORDS), dtype uint32
             The left categories of the categorical splits (``pack_split_values``).
         value : ndarray of shape (n_nodes_total, n_values), dtype float64
+            ``Tree.value`` flattened: its outputs' values one after another.
         tree_node : ndarray of shape (n_nodes_total,), dtype int64
             Each packed node's index in its ``Tree`` (to report ``apply`` in the
             trees' own numbering).
     """
     node_counts = np.array([tree.node_count for tree in trees], dtype=np.int64)
     first_nodes = np.concatenate([[0], np.cumsum(node_counts)]).astype(np.int64)
-    n_values = trees[0].value.shape[2] if trees else 0
+    n_values = trees[0].value.shape[1] * trees[0].value.shape[2] if trees else 0
     split_value = np.empty(first_nodes[-1])
     node_info = np.empty(first_nodes[-1], dtype=np.int64)
     value = np.empty((first_nodes[-1], n_values))
@@ -430,7 +432,7 @@ def _pack_group(trees, node_counts, first_bitset_row):
     node_info[position] = pack_node_info(feature, missing_go_left, new_left, split_type)
     packed_split_value = np.empty(position.shape[0])
     packed_split_value[position] = split_value
-    values = np.concatenate([tree.value[:, 0] for tree in trees])
+    values = np.concatenate([tree.value.reshape(tree.node_count, -1) for tree in trees])
     value = np.empty_like(values)
     value[position] = values
     return packed_split_value, node_info, category_bitset, value, tree_node

@@ -19,6 +19,21 @@ poisson                ``w``, ``w*y``, ``w*y*log(y)``
 newton                 ``g``, ``h`` (gradient, hessian; for boosting)
 =====================  =====================================================
 
+Several outputs
+---------------
+The kernels take a criterion of ``n_outputs > 1`` outputs (multi-output y, as scikit-learn's trees)
+as the pair ``(base, n_outputs)`` (``multi_output_criterion``), one output's as its base id: the
+type selects the code, so that single-output kernels compile exactly as without outputs. The slots: squared error ``w``,
+``w*y_1 .. w*y_K``, ``sum_k w*y_k**2`` (Poisson ``sum_k w*y_k*log(y_k)``); classification one
+block of ``n_stat_slots / n_outputs`` class slots per output (``offset_k + class``, padded to the
+largest number of classes; misclassification takes one output). The impurity is the mean over the
+outputs of each output's impurity, as scikit-learn's ``_criterion.pyx`` (``node_impurity``). The scans
+divide by nothing more than one output does: ``proxy_cost`` and the gain are the outputs' *summed*
+(``n_outputs`` times the mean's, the same best split; the grower divides the gain by ``n_outputs``), and a
+classification node's ``node_weight`` sums every output's block, ``T = n_outputs * W`` (the grower scales
+``min_weight_leaf`` by as much), so gini's summed cost is ``T - n_outputs * sum c^2 / T`` and entropy's
+``T log2 T - sum c log2 c`` less the linear ``T log2 n_outputs``.
+
 Newton regularization
 ---------------------
 ``regularization = (l2, l1)`` (a float64 pair; every other criterion ignores
@@ -59,7 +74,8 @@ feature's random subset is drawn over its codes (``random_threshold_bin``).
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 from ..tree import CATEGORICAL, MAX_CATEGORIES, MULTIWAY, NUMERIC
 
@@ -94,15 +110,57 @@ def slot_value(parent, left, side, slot, inv_scales):
     return fixed * inv_scales[slot]
 
 
+def multi_output_criterion(criterion, n_outputs):
+    """The kernel criterion of ``criterion`` (a base id) over ``n_outputs`` outputs: the id itself for one
+    output, else the pair ``(criterion, n_outputs)``, whose type selects the several outputs' code when
+    kernels compile (``base_criterion``, ``criterion_outputs``; see "Several outputs"), so that
+    single-output kernels compile without it."""
+    return criterion if n_outputs == 1 else (criterion, n_outputs)
+
+
+def base_criterion(criterion):
+    """The base criterion (``GINI`` .. ``NEWTON``) of a kernel criterion (``multi_output_criterion``)."""
+    return criterion[0] if isinstance(criterion, tuple) else criterion
+
+
+def criterion_outputs(criterion):
+    """The number of outputs of a kernel criterion (``multi_output_criterion``)."""
+    return criterion[1] if isinstance(criterion, tuple) else 1
+
+
+@overload(base_criterion, target="generic", inline="always")
+def _base_criterion_of(criterion):
+    if isinstance(criterion, types.BaseTuple):
+        return lambda criterion: criterion[0]
+    return lambda criterion: criterion
+
+
+@overload(criterion_outputs, target="generic", inline="always")
+def _criterion_outputs_of(criterion):
+    if isinstance(criterion, types.BaseTuple):
+        return lambda criterion: criterion[1]
+    return lambda criterion: 1
+
+
+@njit(cache=True, inline="always")
+def mean_over_outputs(cost, n_outputs):
+    """``cost / n_outputs``, no division with one output (single-output fits compute what they did before)."""
+    if n_outputs == 1:
+        return cost
+    return cost / n_outputs
+
+
 @njit(cache=True, inline="always")
 def node_weight(criterion, parent, left, side, n_stat_slots, inv_scales):
-    """Total sample weight (hessian for ``newton``) of one node."""
-    if criterion <= MISCLASSIFICATION:
+    """Total sample weight (hessian for ``newton``) of one node; with several class outputs, the sum of every
+    output's: ``n_outputs`` times the weight (see "Several outputs")."""
+    kind = base_criterion(criterion)
+    if kind <= MISCLASSIFICATION:
         total = 0.0
         for slot in range(n_stat_slots):
             total += slot_value(parent, left, side, slot, inv_scales)
         return total
-    if criterion == NEWTON:
+    if kind == NEWTON:
         return slot_value(parent, left, side, 1, inv_scales)
     return slot_value(parent, left, side, 0, inv_scales)
 
@@ -126,37 +184,46 @@ def proxy_cost(criterion, parent, left, side, weight, n_stat_slots, inv_scales, 
     ``newton`` (a 2-tuple of float64). Returns ``inf`` where the node cannot be
     a child (Poisson with a zero sum of y).
     """
-    if criterion == GINI:
+    kind = base_criterion(criterion)
+    n_outputs = criterion_outputs(criterion)
+    if kind == GINI:
         # W * (1 - sum p_k^2) = W - sum c_k^2 / W
         squares = 0.0
         for slot in range(n_stat_slots):
             count = slot_value(parent, left, side, slot, inv_scales)
             squares += count * count
-        return -squares / weight
-    if criterion == ENTROPY:
-        # W * H = W log2 W - sum c_k log2 c_k
+        return -(n_outputs * squares) / weight
+    if kind == ENTROPY:
+        # W * H = W log2 W - sum c_k log2 c_k (summed over the outputs: T log2 T less the linear T log2 K)
         cost = weight * math.log(weight)
         for slot in range(n_stat_slots):
             count = slot_value(parent, left, side, slot, inv_scales)
             if count > 0.0:
                 cost -= count * math.log(count)
         return cost * INV_LOG2
-    if criterion == MISCLASSIFICATION:
-        # W * (1 - max p_k) = W - max c_k
+    if kind == MISCLASSIFICATION:
+        # W * (1 - max p_k) = W - max c_k (one output only: multioutput.py refuses several)
         largest = 0.0
         for slot in range(n_stat_slots):
             largest = max(largest, slot_value(parent, left, side, slot, inv_scales))
         return -largest
-    if criterion == SQUARED_ERROR:
-        # sum w y^2 - (sum w y)^2 / W
+    if kind == SQUARED_ERROR:
+        # sum w y^2 - (sum w y)^2 / W; the first output outside the loop (single-output scans run no loop)
         sum_wy = slot_value(parent, left, side, 1, inv_scales)
-        return -sum_wy * sum_wy / weight
-    if criterion == POISSON:
+        squares = sum_wy * sum_wy
+        for output in range(1, n_outputs):
+            sum_wy = slot_value(parent, left, side, 1 + output, inv_scales)
+            squares += sum_wy * sum_wy
+        return -squares / weight
+    if kind == POISSON:
         # half Poisson deviance: sum w y log y - (sum w y) log(mean y)
-        sum_wy = slot_value(parent, left, side, 1, inv_scales)
-        if sum_wy <= 0.0:
-            return math.inf
-        return -sum_wy * math.log(sum_wy / weight)
+        cost = 0.0
+        for output in range(n_outputs):
+            sum_wy = slot_value(parent, left, side, 1 + output, inv_scales)
+            if sum_wy <= 0.0:
+                return math.inf
+            cost -= sum_wy * math.log(sum_wy / weight)
+        return cost
     return newton_cost(slot_value(parent, left, side, 0, inv_scales), weight, regularization)
 
 
@@ -294,7 +361,7 @@ def split_constraint(monotonic_cst, value_bounds, node, feature_idx):
 def constraint_value(criterion, parent, left, side, weight, inv_scales, regularization):
     """The value of a node that a monotonic constraint orders: the proportion of class 1 (two classes;
     scikit-learn's trees), the mean target, or the Newton step ``-T(G) / (H + l2)``."""
-    if criterion == NEWTON:
+    if base_criterion(criterion) == NEWTON:
         l2, l1 = regularization
         return -threshold_l1(slot_value(parent, left, side, 0, inv_scales), l1) / (weight + l2)
     return slot_value(parent, left, side, 1, inv_scales) / weight
@@ -316,7 +383,7 @@ def constrained_gain(
     """
     left_value = constraint_value(criterion, parent, left, LEFT, left_weight, inv_scales, regularization)
     right_value = constraint_value(criterion, parent, left, RIGHT, right_weight, inv_scales, regularization)
-    if criterion == NEWTON:
+    if base_criterion(criterion) == NEWTON:
         left_value = min(max(left_value, lower), upper)
         right_value = min(max(right_value, lower), upper)
         if (left_value - right_value) * monotonic > 0:
@@ -723,7 +790,7 @@ def searches_all_subsets(criterion, n_stat_slots, n_categories, draw):
     """Whether a categorical scan tries every subset: more than two classes, at most
     ``MAX_EXHAUSTIVE_CATEGORIES`` occupied categories, best splits (``draw < 0``)."""
     return (
-        draw < 0.0 and criterion <= MISCLASSIFICATION and n_stat_slots > 2
+        draw < 0.0 and base_criterion(criterion) <= MISCLASSIFICATION and n_stat_slots > 2
         and n_categories <= MAX_EXHAUSTIVE_CATEGORIES
     )
 
@@ -737,7 +804,7 @@ def category_order_key(criterion, category, parent, n_stat_slots, inv_scales, re
     the mean target; ``newton``: ``T(G) / (H + l2)``. 0 where the denominator
     is not positive, so that a key is never NaN.
     """
-    if criterion <= MISCLASSIFICATION:
+    if base_criterion(criterion) <= MISCLASSIFICATION:
         target = 1
         if n_stat_slots != 2:
             target = 0
@@ -746,7 +813,7 @@ def category_order_key(criterion, category, parent, n_stat_slots, inv_scales, re
                     target = slot
         numerator = category[target] * inv_scales[target]
         denominator = node_weight(criterion, category, category, PARENT, n_stat_slots, inv_scales)
-    elif criterion == NEWTON:
+    elif base_criterion(criterion) == NEWTON:
         l2, l1 = regularization
         numerator = threshold_l1(category[0] * inv_scales[0], l1)
         denominator = category[1] * inv_scales[1] + l2
@@ -1023,17 +1090,23 @@ def node_impurity(criterion, totals, n_stat_slots, inv_scales, regularization):
     if weight <= 0.0:
         return 0.0
     linear = 0.0
-    if criterion == GINI or criterion == MISCLASSIFICATION:
+    kind = base_criterion(criterion)
+    n_outputs = criterion_outputs(criterion)
+    if kind == GINI or kind == MISCLASSIFICATION:
         linear = weight
-    elif criterion == SQUARED_ERROR or criterion == POISSON:
-        linear = slot_value(totals, totals, PARENT, 2, inv_scales)
+    elif kind == ENTROPY and n_outputs > 1:
+        linear = -weight * math.log(n_outputs) * INV_LOG2
+    elif kind == SQUARED_ERROR or kind == POISSON:
+        linear = slot_value(totals, totals, PARENT, n_outputs + 1, inv_scales)
     proxy = proxy_cost(criterion, totals, totals, PARENT, weight, n_stat_slots, inv_scales, regularization)
-    if criterion == NEWTON:
+    if base_criterion(criterion) == NEWTON:
         # -T(G)^2 / (H (H + l2)): no linear terms, negative, and W * impurity
         # differences are the split gains (feature importances).
         return proxy / weight
-    # Rounding can leave -1e-17 for a pure node; impurity is never negative.
-    return max((linear + proxy) / weight, 0.0)
+    # The outputs' summed cost over their summed weight (classes: ``weight`` already sums them) is the mean
+    # impurity. Rounding can leave -1e-17 for a pure node; impurity is never negative.
+    outputs_weight = weight if kind <= MISCLASSIFICATION else weight * n_outputs
+    return max((linear + proxy) / outputs_weight, 0.0)
 
 
 @njit(cache=True)

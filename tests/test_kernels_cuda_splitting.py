@@ -362,13 +362,17 @@ def test_ptx_specializations_are_well_formed():
     assert len(set(names)) == len(names)
     for name, function, argument_types, block, *max_registers in specs:
         assert callable(function) and isinstance(argument_types, tuple) and block > 0
-        # Only the scans compiled for monotonic constraints are capped.
-        assert max_registers in ([], [None]) or name.endswith("_constrained")
+        # Only the scans compiled for monotonic constraints or several outputs are capped.
+        assert max_registers in ([], [None]) or name.endswith(("_constrained", "_multi_output"))
     for n_slots in (3, 4, 11):
         for features in ("", "_categorical"):
             for constraints in ("", "_constrained"):
                 assert f"scan_histograms{features}_bins256_slots{n_slots}{constraints}" in names
                 assert f"scan_rows{features}_bins256_slots{n_slots}{constraints}" in names
+        # Several outputs come without categorical features.
+        assert f"scan_histograms_bins256_slots{n_slots}_multi_output" in names
+        assert f"scan_rows_bins256_slots{n_slots}_multi_output" in names
+        assert f"scan_rows_categorical_bins256_slots{n_slots}_multi_output" not in names
         assert f"finish_rows_slots{n_slots}" in names
 
 

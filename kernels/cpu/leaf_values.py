@@ -3,7 +3,10 @@
 import numpy as np
 from numba import njit, prange
 
-from ..common import MISCLASSIFICATION, NEWTON, PARENT, node_impurity, node_weight, slot_value, threshold_l1
+from ..common import (
+    MISCLASSIFICATION, NEWTON, PARENT, base_criterion, criterion_outputs, mean_over_outputs, node_impurity,
+    node_weight, slot_value, threshold_l1,
+)
 from .prefetch import PREFETCH_DISTANCE, prefetch_row
 
 RANGE_CHUNK = 16384  # positions per task of add_range_values
@@ -20,26 +23,31 @@ def node_values(criterion, totals, inv_scales, regularization, out_value, out_im
     regularization : tuple of 2 float64
         ``(l2, l1)`` of ``newton`` (``kernels.common``); ignored by the others.
     out_value : ndarray of shape (n_nodes, n_values), dtype float64
-        Class proportions for classification; ``sum(w y) / sum(w)`` for
-        regression; the Newton step ``-T(G) / (H + l2)`` for ``newton``, with
+        Class proportions for classification (output after output); ``sum(w y_k) / sum(w)`` of each
+        output ``k`` for regression; the Newton step ``-T(G) / (H + l2)`` for ``newton``, with
         ``T = common.threshold_l1``.
     out_impurity, out_weight : ndarray of shape (n_nodes,), dtype float64
     """
     n_stat_slots = totals.shape[1] - 1
+    n_outputs = criterion_outputs(criterion) if base_criterion(criterion) <= MISCLASSIFICATION else 1
     l2, l1 = regularization
     for node in prange(totals.shape[0]):
         node_totals = totals[node]
-        weight = node_weight(criterion, node_totals, node_totals, PARENT, n_stat_slots, inv_scales)
+        # A classification node_weight sums every output's block of classes: their mean is the weight.
+        weight = mean_over_outputs(
+            node_weight(criterion, node_totals, node_totals, PARENT, n_stat_slots, inv_scales), n_outputs
+        )
         out_weight[node] = weight
         out_impurity[node] = node_impurity(criterion, node_totals, n_stat_slots, inv_scales, regularization)
-        if criterion <= MISCLASSIFICATION:
+        if base_criterion(criterion) <= MISCLASSIFICATION:
             for slot in range(n_stat_slots):
                 out_value[node, slot] = slot_value(node_totals, node_totals, PARENT, slot, inv_scales) / weight
-        elif criterion == NEWTON:
+        elif base_criterion(criterion) == NEWTON:
             shrunk = threshold_l1(slot_value(node_totals, node_totals, PARENT, 0, inv_scales), l1)
             out_value[node, 0] = -shrunk / (weight + l2)
         else:
-            out_value[node, 0] = slot_value(node_totals, node_totals, PARENT, 1, inv_scales) / weight
+            for output in range(out_value.shape[1]):
+                out_value[node, output] = slot_value(node_totals, node_totals, PARENT, 1 + output, inv_scales) / weight
 
 
 @njit(parallel=True, cache=True)

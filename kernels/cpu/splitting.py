@@ -43,7 +43,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..common import (
-    NEWTON, NO_CONSTRAINT, NO_SPLIT, category_order_key, category_position, finish_category_split,
+    NEWTON, NO_CONSTRAINT, NO_SPLIT, base_criterion, category_order_key, category_position, finish_category_split,
     finish_split_from_histogram, newton_cost, parent_cost, random_threshold_bin, random_threshold_value_bin,
     record_best_feature, scan_threshold, searches_all_subsets, split_constraint,
 )
@@ -100,7 +100,7 @@ def _best_threshold(
     n_slots = feature_hist.shape[1]
     n_stat_slots = n_slots - 1
     unconstrained = monotonic == 0 and lower == -math.inf and upper == math.inf
-    if criterion == NEWTON and n_slots == 3 and draw < 0.0 and unconstrained:
+    if base_criterion(criterion) == NEWTON and n_slots == 3 and draw < 0.0 and unconstrained:
         return _best_newton_threshold(
             feature_hist, node_totals, low_bin, n_bins_non_missing, missing_bin, inv_scales, regularization,
             min_samples_leaf, min_weight_leaf, left_sums, bin_gains,

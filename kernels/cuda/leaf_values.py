@@ -7,37 +7,58 @@ thread per position (grid-stride), its range by a binary search in ``boundaries`
 (``histogram._node_of_chunk``).
 """
 
+import functools
+
 import numpy as np
 from numba import cuda, types
 
-from ..common import MISCLASSIFICATION, NEWTON, PARENT, node_impurity, node_weight, slot_value, threshold_l1
+from ..common import (
+    MISCLASSIFICATION, NEWTON, PARENT, base_criterion, criterion_outputs, mean_over_outputs, node_impurity,
+    node_weight, slot_value, threshold_l1,
+)
 from . import jit_kernel
 from .histogram import _node_of_chunk
 from .launch import BLOCK_SIZE, elementwise_config
+from .splitting import CONSTRAINED_MAX_REGISTERS, pair_criterion
 
 
-def _node_values_kernel(criterion, totals, inv_scales, regularization, out_value, out_impurity, out_weight):
-    n_stat_slots = totals.shape[1] - 1
-    l2, l1 = regularization
-    for node in range(cuda.grid(1), totals.shape[0], cuda.gridsize(1)):
-        node_totals = totals[node]
-        weight = node_weight(criterion, node_totals, node_totals, PARENT, n_stat_slots, inv_scales)
-        out_weight[node] = weight
-        out_impurity[node] = node_impurity(criterion, node_totals, n_stat_slots, inv_scales, regularization)
-        # np.float64(...) keeps IEEE division (0 / 0 = nan, as on the CPU) when the
-        # simulator runs this body in plain Python; on the device it is a no-op.
-        if criterion <= MISCLASSIFICATION:
-            for slot in range(n_stat_slots):
-                count = np.float64(slot_value(node_totals, node_totals, PARENT, slot, inv_scales))
-                out_value[node, slot] = count / weight
-        elif criterion == NEWTON:
-            shrunk = np.float64(threshold_l1(slot_value(node_totals, node_totals, PARENT, 0, inv_scales), l1))
-            out_value[node, 0] = -shrunk / (weight + l2)
-        else:
-            out_value[node, 0] = np.float64(slot_value(node_totals, node_totals, PARENT, 1, inv_scales)) / weight
+@functools.lru_cache(maxsize=None)
+def _node_values_kernel(multi_output):
+    """``node_values``'s ``(python_function, kernel)``; ``multi_output``: for the criteria of several outputs
+    (``common.multi_output_criterion``), capped at ``splitting.CONSTRAINED_MAX_REGISTERS`` (half occupancy)."""
+
+    def node_values_kernel(criterion, totals, inv_scales, regularization, out_value, out_impurity, out_weight):
+        n_stat_slots = totals.shape[1] - 1
+        n_outputs = criterion_outputs(criterion) if base_criterion(criterion) <= MISCLASSIFICATION else 1
+        l2, l1 = regularization
+        for node in range(cuda.grid(1), totals.shape[0], cuda.gridsize(1)):
+            node_totals = totals[node]
+            # A classification node_weight sums every output's block of classes: their mean is the weight.
+            weight = mean_over_outputs(
+                node_weight(criterion, node_totals, node_totals, PARENT, n_stat_slots, inv_scales), n_outputs
+            )
+            out_weight[node] = weight
+            out_impurity[node] = node_impurity(criterion, node_totals, n_stat_slots, inv_scales, regularization)
+            # np.float64(...) keeps IEEE division (0 / 0 = nan, as on the CPU) when the
+            # simulator runs this body in plain Python; on the device it is a no-op.
+            if base_criterion(criterion) <= MISCLASSIFICATION:
+                for slot in range(n_stat_slots):
+                    count = np.float64(slot_value(node_totals, node_totals, PARENT, slot, inv_scales))
+                    out_value[node, slot] = count / weight
+            elif base_criterion(criterion) == NEWTON:
+                shrunk = np.float64(threshold_l1(slot_value(node_totals, node_totals, PARENT, 0, inv_scales), l1))
+                out_value[node, 0] = -shrunk / (weight + l2)
+            else:
+                for output in range(out_value.shape[1]):
+                    sum_wy = np.float64(slot_value(node_totals, node_totals, PARENT, 1 + output, inv_scales))
+                    out_value[node, output] = sum_wy / weight
+
+    return node_values_kernel, jit_kernel(node_values_kernel, max_registers=_max_registers(multi_output))
 
 
-_node_values = jit_kernel(_node_values_kernel)
+def _max_registers(multi_output):
+    """ptxas's register cap of ``node_values``: the multi-output build's (see ``_node_values_kernel``)."""
+    return CONSTRAINED_MAX_REGISTERS if multi_output else None
 
 
 def node_values(criterion, totals, inv_scales, regularization, out_value, out_impurity, out_weight):
@@ -49,7 +70,7 @@ def node_values(criterion, totals, inv_scales, regularization, out_value, out_im
     if n_nodes == 0:
         return
     blocks, threads = elementwise_config(n_nodes)
-    _node_values[blocks, threads](
+    _node_values_kernel(criterion_outputs(criterion) > 1)[1][blocks, threads](
         criterion, totals, inv_scales, regularization, out_value, out_impurity, out_weight
     )
 
@@ -91,18 +112,20 @@ def add_range_values(raw, score_idx, rows, boundaries, values):
 
 
 def ptx_specializations():
-    """``(name, python_function, argument_types, block_size)`` of every kernel launched here."""
+    """``(name, python_function, argument_types, block_size[, max_registers])`` of every kernel launched here."""
     float64_1d = types.Array(types.float64, 1, "C")
+    node_values_types = (
+        types.int64, types.Array(types.int64, 2, "C"), float64_1d, types.UniTuple(types.float64, 2),
+        types.Array(types.float64, 2, "C"), float64_1d, float64_1d,
+    )
     return [
         (
-            "node_values",
-            _node_values_kernel,
-            (
-                types.int64, types.Array(types.int64, 2, "C"), float64_1d, types.UniTuple(types.float64, 2),
-                types.Array(types.float64, 2, "C"), float64_1d, float64_1d,
-            ),
-            BLOCK_SIZE,
-        ),
+            f"node_values{build}", _node_values_kernel(multi_output)[0],
+            pair_criterion(node_values_types, 0) if multi_output else node_values_types, BLOCK_SIZE,
+            _max_registers(multi_output),
+        )
+        for multi_output, build in ((False, ""), (True, "_multi_output"))
+    ] + [
         (
             "add_leaf_values",
             _add_leaf_values_kernel,

@@ -71,8 +71,8 @@ import math
 from numba import cuda, types
 
 from ..common import (
-    MAX_EXHAUSTIVE_CATEGORIES, NO_CONSTRAINT, NO_SPLIT, accumulate_row, category_bitset, category_order_key,
-    category_position,
+    MAX_EXHAUSTIVE_CATEGORIES, NO_CONSTRAINT, NO_SPLIT, accumulate_row, base_criterion, category_bitset,
+    category_order_key, category_position, criterion_outputs,
     finish_category_split, finish_split_from_histogram, has_category, parent_cost, pick_best_feature,
     random_threshold_bin, random_threshold_value_bin, record_best_feature, resolve_missing_left, scan_threshold,
     searches_all_subsets, split_constraint,
@@ -384,7 +384,7 @@ def _task_feature(category_words):
 def _subsets_possible(criterion, n_slots, threshold_draws):
     """Whether any node may have every subset of its categories tried (``common.searches_all_subsets``
     with no category: the criterion and the draws decide)."""
-    return searches_all_subsets(int(criterion), n_slots - 1, 0, -1.0 if threshold_draws.shape[0] == 0 else 0.0)
+    return searches_all_subsets(base_criterion(criterion), n_slots - 1, 0, -1.0 if threshold_draws.shape[0] == 0 else 0.0)
 
 
 def _numeric_feature_mask(feature_mask, categorical_features):
@@ -399,9 +399,15 @@ def _numeric_feature_mask(feature_mask, categorical_features):
 # --- from histograms -------------------------------------------------------------------
 
 
-# The scans compiled with monotonic constraints: capped at half occupancy's registers (up to 16 more
-# than the unconstrained scans' would otherwise cost a quarter of the resident threads).
+# The scans compiled with monotonic constraints or for several outputs: capped at half occupancy's
+# registers (up to 16 more than the other scans' would otherwise cost a quarter of the resident threads).
 CONSTRAINED_MAX_REGISTERS = 64
+
+
+def _scan_max_registers(constrained, multi_output):
+    """ptxas's register cap of a phase-1 scan: ``CONSTRAINED_MAX_REGISTERS`` for those compiled with
+    constraints or for several outputs, none for the others (they stay below it uncapped)."""
+    return CONSTRAINED_MAX_REGISTERS if constrained or multi_output else None
 
 
 @functools.lru_cache(maxsize=None)
@@ -420,11 +426,15 @@ def _split_constraint_of(constrained):
 
 
 @functools.lru_cache(maxsize=None)
-def _scan_histograms_kernel(n_threads, n_slots, use_shared, category_words=0, all_subsets=False, constrained=False):
+def _scan_histograms_kernel(
+    n_threads, n_slots, use_shared, category_words=0, all_subsets=False, constrained=False, multi_output=False,
+):
     """Phase 1 of the histogram path for ``n_bins <= n_threads``: over the numeric features, or, with
     ``category_words`` (the bitsets' words), over the categorical ones, of the nodes whose every subset is
     tried or not (``all_subsets``, see ``_category_helpers``). ``use_shared``: the work histogram in shared
-    memory (``work_in_shared``), else in the launch's global scratch."""
+    memory (``work_in_shared``), else in the launch's global scratch. ``constrained``: monotonic constraints
+    (``_split_constraint_of``). ``multi_output``: for the criteria of several outputs
+    (``common.multi_output_criterion``, a pair), capped at ``CONSTRAINED_MAX_REGISTERS``."""
     work_shape = (n_threads, n_slots) if use_shared else (1, 1)
     count_slot = n_slots - 1
     prefix_sums, random_candidate, best_candidate = _block_helpers(n_threads, n_slots)
@@ -523,7 +533,9 @@ def _scan_histograms_kernel(n_threads, n_slots, use_shared, category_words=0, al
         if tid == 0:
             _write_best(best_gain, best_order, node, feature_idx, gains, bins, missing_left)
 
-    return scan_histograms_kernel, jit_kernel(scan_histograms_kernel, max_registers=CONSTRAINED_MAX_REGISTERS if constrained else None)
+    return scan_histograms_kernel, jit_kernel(
+        scan_histograms_kernel, max_registers=_scan_max_registers(constrained, multi_output)
+    )
 
 
 @functools.lru_cache(maxsize=None)
@@ -561,19 +573,19 @@ def _pick_from_histograms_kernel(has_categorical):
 
 def _launch_phase1_kernels(
     factory, arguments, feature_mask, categorical_features, n_words, subsets_possible, n_threads, n_slots, xp,
-    constrained,
+    constrained, multi_output,
 ):
     """Phase 1 of both paths (``factory``: ``_scan_histograms_kernel`` or ``_scan_rows_kernel``): a block per
     (node, feature) over the numeric features (the others masked out), then, when there are categorical
     features, a block per (node, categorical feature) of the sorted scan and, when every subset may be
     tried (``subsets_possible``), one of the subsets' (each block does the node of its own kind).
-    ``arguments(feature_mask)``: the kernels' arguments; ``constrained``: the kernels compiled with
-    monotonic constraints (``_split_constraint_of``)."""
+    ``arguments(feature_mask)``: the kernels' arguments; ``constrained``, ``multi_output``: the kernels
+    compiled with monotonic constraints, for several outputs (see ``_scan_histograms_kernel``)."""
     n_nodes, n_features = feature_mask.shape
     n_categorical = categorical_features.shape[0]
     if n_features > 0:
         _launch_phase1(
-            factory(n_threads, n_slots, work_in_shared(n_threads, n_slots), 0, False, constrained)[1],
+            factory(n_threads, n_slots, work_in_shared(n_threads, n_slots), 0, False, constrained, multi_output)[1],
             n_nodes * n_features, n_threads,
             n_slots, xp, arguments(_numeric_feature_mask(feature_mask, categorical_features)),
         )
@@ -581,7 +593,10 @@ def _launch_phase1_kernels(
         n_threads = category_threads(n_threads)
         for all_subsets in (False, True) if subsets_possible else (False,):
             _launch_phase1(
-                factory(n_threads, n_slots, work_in_shared(n_threads, n_slots), n_words, all_subsets, constrained)[1],
+                factory(
+                    n_threads, n_slots, work_in_shared(n_threads, n_slots), n_words, all_subsets, constrained,
+                    multi_output,
+                )[1],
                 n_nodes * n_categorical, n_threads, n_slots, xp, arguments(feature_mask),
             )
 
@@ -621,7 +636,7 @@ def find_best_splits_from_histograms(
             monotonic_cst, value_bounds, gains, bins, missing_left, category_bits,
         ),
         feature_mask, categorical_features, n_words, _subsets_possible(criterion, n_slots, threshold_draws),
-        scan_threads(n_bins), n_slots, xp, value_bounds.shape[0] > 0,
+        scan_threads(n_bins), n_slots, xp, value_bounds.shape[0] > 0, criterion_outputs(criterion) > 1,
     )
     pick = _pick_from_histograms_kernel(n_categorical > 0)[1]
     pick[max(1, min(-(-n_nodes // PICK_THREADS), MAX_BLOCKS)), PICK_THREADS](
@@ -635,9 +650,11 @@ def find_best_splits_from_histograms(
 
 
 @functools.lru_cache(maxsize=None)
-def _scan_rows_kernel(n_threads, n_slots, use_shared, category_words=0, all_subsets=False, constrained=False):
-    """Phase 1 of the row path for ``missing_bin < n_threads``; ``use_shared``, ``category_words`` and
-    ``all_subsets`` as in ``_scan_histograms_kernel``."""
+def _scan_rows_kernel(
+    n_threads, n_slots, use_shared, category_words=0, all_subsets=False, constrained=False, multi_output=False,
+):
+    """Phase 1 of the row path for ``missing_bin < n_threads``; the other arguments as in
+    ``_scan_histograms_kernel``."""
     work_shape = (n_threads, n_slots) if use_shared else (1, 1)
     count_slot = n_slots - 1
     prefix_sums, random_candidate, best_candidate = _block_helpers(n_threads, n_slots)
@@ -752,7 +769,7 @@ def _scan_rows_kernel(n_threads, n_slots, use_shared, category_words=0, all_subs
         if tid == 0:
             _write_best(best_gain, best_order, node, feature_idx, gains, bins, missing_left)
 
-    return scan_rows_kernel, jit_kernel(scan_rows_kernel, max_registers=CONSTRAINED_MAX_REGISTERS if constrained else None)
+    return scan_rows_kernel, jit_kernel(scan_rows_kernel, max_registers=_scan_max_registers(constrained, multi_output))
 
 
 @functools.lru_cache(maxsize=None)
@@ -877,6 +894,7 @@ def find_best_splits_from_rows(
         ),
         feature_mask, categorical_features, n_words, _subsets_possible(criterion, n_slots, threshold_draws),
         scan_threads(int(missing_bin) + 1), n_slots, xp, value_bounds.shape[0] > 0,
+        criterion_outputs(criterion) > 1,
     )
     finish = _finish_rows_kernel(n_slots, FINISH_ROWS_THREADS, n_categorical > 0)[1]
     finish[max(1, min(n_nodes, MAX_BLOCKS)), FINISH_ROWS_THREADS](
@@ -916,7 +934,17 @@ def _argument_types():
         types.int64, float64_1d, int64_1d, float64_2d,
     ) + scratch + work
     finish_rows = rows + (int64_2d, int32_1d, types.int64) + scratch + outputs
+    assert scan_hist[SCAN_HISTOGRAMS_CRITERION] == scan_rows[SCAN_ROWS_CRITERION] == types.int64
     return scan_hist, pick_hist, scan_rows, finish_rows
+
+
+# The criterion's place among the scans' arguments: builds for several outputs take a pair there.
+SCAN_HISTOGRAMS_CRITERION, SCAN_ROWS_CRITERION = 9, 15
+
+
+def pair_criterion(argument_types, index):
+    """``argument_types`` with a several outputs' criterion, ``(base, n_outputs)``, at ``index``."""
+    return argument_types[:index] + (types.UniTuple(types.int64, 2),) + argument_types[index + 1:]
 
 
 # The factory constants in use: 256 bins; 3 slots (binary classification, newton),
@@ -941,16 +969,24 @@ def ptx_specializations():
             threads = category_threads(n_threads) if category_words else n_threads
             use_shared = work_in_shared(threads, n_slots)
             where = "" if use_shared else "_global"
-            for constrained, constraints in ((False, ""), (True, "_constrained")):
-                variant = (threads, n_slots, use_shared, category_words, all_subsets, constrained)
-                max_registers = CONSTRAINED_MAX_REGISTERS if constrained else None
+            # Several outputs come without constraints and categorical features (gpuforest.multioutput).
+            builds = ((False, False, ""), (True, False, "_constrained")) + (
+                () if category_words else ((False, True, "_multi_output"),)
+            )
+            for constrained, multi_output, build in builds:
+                variant = (threads, n_slots, use_shared, category_words, all_subsets, constrained, multi_output)
+                max_registers = _scan_max_registers(constrained, multi_output)
+                hist_types, rows_types = (
+                    (pair_criterion(scan_hist, SCAN_HISTOGRAMS_CRITERION), pair_criterion(scan_rows, SCAN_ROWS_CRITERION))
+                    if multi_output else (scan_hist, scan_rows)
+                )
                 specs.append((
-                    f"scan_histograms{features}_bins{PTX_N_BINS}_slots{n_slots}{where}{constraints}",
-                    _scan_histograms_kernel(*variant)[0], scan_hist, threads, max_registers,
+                    f"scan_histograms{features}_bins{PTX_N_BINS}_slots{n_slots}{where}{build}",
+                    _scan_histograms_kernel(*variant)[0], hist_types, threads, max_registers,
                 ))
                 specs.append((
-                    f"scan_rows{features}_bins{PTX_N_BINS}_slots{n_slots}{where}{constraints}",
-                    _scan_rows_kernel(*variant)[0], scan_rows, threads, max_registers,
+                    f"scan_rows{features}_bins{PTX_N_BINS}_slots{n_slots}{where}{build}",
+                    _scan_rows_kernel(*variant)[0], rows_types, threads, max_registers,
                 ))
     for has_categorical, suffix in ((False, ""), (True, "_categorical")):
         specs.append((
