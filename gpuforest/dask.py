@@ -423,6 +423,11 @@ class TrainingData:
         X, y = _as_dask_array(X, "X"), _as_dask_array(y, "y")
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D, got {X.ndim} dimension(s).")
+        if y.ndim != 1:
+            raise ValueError(
+                f"gpuforest.dask fits one output: y must be 1-D, got {y.ndim} dimension(s) (several outputs: "
+                "fit the local estimator on the gathered data)."
+            )
         if any(np.isnan(size) for size in X.chunks[0]):
             raise ValueError("X has chunks of unknown length: call X.compute_chunk_sizes() (or lengths=True) first.")
         X = X.rechunk({1: -1})

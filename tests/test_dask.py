@@ -210,6 +210,8 @@ def test_bad_input(client, data):
         estimator.fit(X_dask, as_dask(80, y_class)[0])
     with pytest.raises(TypeError, match="dask array or dataframe"):
         estimator.fit(X, y_dask)
+    with pytest.raises(ValueError, match="fits one output"):
+        estimator.fit(X_dask, as_dask(60, np.c_[y_class, y_class])[0])
     with pytest.raises(ValueError, match="does not support pruning"):
         gd.DecisionTreeClassifier(ccp_alpha=0.1, timeout=TIMEOUT).fit(X_dask, y_dask)
     with pytest.raises(ValueError, match="does not stop early"):
