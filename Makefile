@@ -31,7 +31,7 @@ check-kernels: install
 	$(BIN)/python -m pytest -q -n auto -m kernel_build tests/test_ptx.py tests/test_boundscheck.py
 
 # The slower checks (CI runs them after the tests, whose kernel caches they reuse): accuracy next to the peers,
-# and fits in fresh processes.
+# fits in fresh processes, and multi-output y (its criteria compile their own kernel specialisations).
 check-quality: install
 	$(BIN)/python -m pytest -q -n auto --durations=10 -m quality tests
 

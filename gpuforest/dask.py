@@ -679,6 +679,7 @@ class _DaskTree(_DaskEstimator):
     """``BaseDecisionTree._grow``'s recipe on the cluster."""
 
     def _fit_local(self, local, data, y, sample_weight):
+        local.n_outputs_ = 1  # TrainingData refuses a 2-D y
         if isinstance(local, ClassifierMixin):
             local.classes_, y = encode_classes(y)
             local.n_classes_ = local.classes_.shape[0]
@@ -686,9 +687,8 @@ class _DaskTree(_DaskEstimator):
                 sample_weight = sample_weight * compute_sample_weight(local.class_weight, y)
             stats, n_values = classification_statistics(local.criterion, y, local.n_classes_, sample_weight), local.n_classes_
         else:
-            # The forest regressor's target checks (Poisson's domain), without its n_outputs_.
+            # The forest regressor's target checks (Poisson's domain).
             y, sample_weight = forest.ForestRegressor._encode_targets(local, y, sample_weight)
-            del local.n_outputs_
             stats, n_values = regression_statistics(local.criterion, y, sample_weight), 1
         seed = int(check_random_state(local.random_state).randint(np.iinfo(np.int32).max))
         n_features = local.n_features_in_
@@ -717,6 +717,7 @@ class _DaskForest(_DaskEstimator):
     """``BaseForest.fit``'s recipe on the cluster: batches of trees grown level by level together."""
 
     def _fit_local(self, local, data, y, sample_weight):
+        local.n_outputs_ = 1  # TrainingData refuses a 2-D y
         local._check_sampling_params()
         targets, sample_weight = local._encode_targets(y, sample_weight)
         n_samples, n_features = data.n_samples, local.n_features_in_

@@ -72,8 +72,16 @@ if os.environ.get("GPUFOREST_REAL_CUDA") != "1":
 SLOW_FIRST = ("test_ptx.py::test_kernels_compile_without_spills_at_half_occupancy", "test_boundscheck.py::")
 
 
+# scikit-learn's checks of several outputs: quality tier, as tests/test_multioutput.py (the kernels compile anew
+# for several outputs' criteria, about 40 s a worker).
+MULTI_OUTPUT_CHECKS = ("check_classifier_multioutput", "check_regressor_multioutput")
+
+
 def pytest_collection_modifyitems(items):
     items.sort(key=lambda item: not any(name in item.nodeid for name in SLOW_FIRST))
+    for item in items:
+        if any(check in item.nodeid for check in MULTI_OUTPUT_CHECKS):
+            item.add_marker(pytest.mark.quality)
 
 
 @pytest.fixture(params=["one task per node", "several tasks per node"])

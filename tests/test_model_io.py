@@ -25,10 +25,6 @@ ESTIMATORS = {
     "tree_surrogates": (gf.DecisionTreeRegressor(max_depth=3, use_surrogates=True, device="cpu"), y_reg),
     "tree_c45": (gf.DecisionTreeClassifier(algorithm="c45", categorical_features=[3], device="cpu"), y),
     "random_forest": (gf.RandomForestClassifier(n_estimators=4, max_depth=4, random_state=0, device="cpu"), y),
-    "forest_multi_output": (
-        gf.RandomForestClassifier(n_estimators=3, max_depth=4, random_state=0, device="cpu"), np.c_[y, (y + 1) % 3]
-    ),
-    "tree_multi_output": (gf.DecisionTreeRegressor(max_depth=4, device="cpu"), np.c_[y_reg, X[:, 3]]),
     "extra_trees": (gf.ExtraTreesRegressor(n_estimators=3, max_depth=3, random_state=0, device="cpu"), y_reg),
     "bagging_classifier": (gf.BaggingClassifier(n_estimators=3, random_state=0), y),
     "bagging_regressor": (gf.BaggingRegressor(n_estimators=3, random_state=0), y_reg),

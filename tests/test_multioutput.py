@@ -1,11 +1,13 @@
 """Multi-output y (gpuforest/multioutput.py): one tree for every output, against scikit-learn's trees; forests
-against their member trees and against the single-output forest of a repeated output.
+against their member trees and against the single-output forest of a repeated output. The ``quality`` tier
+(make check-quality): several outputs' criteria compile the kernels anew (about 40 s a worker).
 
 The features take at most 20 distinct values, so the bins are exact and the thresholds are scikit-learn's
 midpoints; random sample weights make ties between candidate splits unlikely. Trees are compared node set
 against node set (gpuforest numbers nodes breadth-first, scikit-learn depth-first).
 """
 
+import pickle
 import warnings
 
 import numpy as np
@@ -17,8 +19,10 @@ from sklearn.exceptions import DataConversionWarning
 from gpuforest import (
     AdaBoostClassifier, AdaBoostRegressor, DecisionTreeClassifier, DecisionTreeRegressor, ExtraTreesClassifier,
     ExtraTreesRegressor, GradientBoostingClassifier, GradientBoostingRegressor, RandomForestClassifier,
-    RandomForestRegressor, export_text,
+    RandomForestRegressor, export_text, load_model,
 )
+
+pytestmark = pytest.mark.quality
 
 TREE_ARRAYS = ("children_left", "children_right", "feature", "threshold", "value", "impurity", "n_node_samples")
 
@@ -165,6 +169,19 @@ def test_a_repeated_output_grows_the_single_output_tree():
     np.testing.assert_allclose(repeated.tree_.impurity, single.tree_.impurity, rtol=1e-12, atol=1e-15)
     # The weight of several outputs is the mean of their sums: the proportions within an ulp.
     np.testing.assert_allclose(repeated.tree_.value, np.repeat(single.tree_.value, 2, axis=1), rtol=1e-12)
+
+
+@pytest.mark.parametrize("Estimator, target", [(RandomForestClassifier, "labels"), (DecisionTreeRegressor, "real")])
+def test_model_files_and_pickles_keep_every_output(Estimator, target, tmp_path):
+    X, _, Y, labels = problem()
+    model = Estimator(random_state=0, device="cpu").fit(X, labels if target == "labels" else Y)
+    model.save_model(tmp_path / "model.gpuforest")
+    for loaded in (load_model(tmp_path / "model.gpuforest"), pickle.loads(pickle.dumps(model))):
+        assert loaded.n_outputs_ == 2
+        np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+        if target == "labels":
+            for theirs, ours in zip(loaded.predict_proba(X), model.predict_proba(X), strict=True):
+                np.testing.assert_array_equal(theirs, ours)
 
 
 def test_forest_warns_of_a_column_vector():
