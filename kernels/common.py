@@ -1109,6 +1109,30 @@ def node_impurity(criterion, totals, n_stat_slots, inv_scales, regularization):
     return max((linear + proxy) / outputs_weight, 0.0)
 
 
+# IEEE division (an empty node's values are nan) also where it is compiled on its own (the CUDA simulator).
+@njit(cache=True, inline="always", error_model="numpy")
+def node_values_at(criterion, totals, node, inv_scales, regularization, out_value, out_impurity, out_weight):
+    """Value, impurity and weight of node ``node`` of ``totals`` (``kernels.cpu.leaf_values.node_values``), the
+    body of both backends' node loops."""
+    n_stat_slots = totals.shape[1] - 1
+    n_outputs = criterion_outputs(criterion) if base_criterion(criterion) <= MISCLASSIFICATION else 1
+    node_totals = totals[node]
+    # A classification node_weight sums every output's block of classes: their mean is the weight.
+    weight = mean_over_outputs(node_weight(criterion, node_totals, node_totals, PARENT, n_stat_slots, inv_scales), n_outputs)
+    out_weight[node] = weight
+    out_impurity[node] = node_impurity(criterion, node_totals, n_stat_slots, inv_scales, regularization)
+    if base_criterion(criterion) <= MISCLASSIFICATION:
+        for slot in range(n_stat_slots):
+            out_value[node, slot] = slot_value(node_totals, node_totals, PARENT, slot, inv_scales) / weight
+    elif base_criterion(criterion) == NEWTON:
+        l2, l1 = regularization
+        shrunk = threshold_l1(slot_value(node_totals, node_totals, PARENT, 0, inv_scales), l1)
+        out_value[node, 0] = -shrunk / (weight + l2)
+    else:
+        for output in range(out_value.shape[1]):
+            out_value[node, output] = slot_value(node_totals, node_totals, PARENT, 1 + output, inv_scales) / weight
+
+
 @njit(cache=True)
 def bootstrap_row(seed, tree, draw, n_samples):
     """Row picked by bootstrap draw ``draw`` of tree ``tree`` (uniform over ``n_samples``)."""

@@ -3,10 +3,7 @@
 import numpy as np
 from numba import njit, prange
 
-from ..common import (
-    MISCLASSIFICATION, NEWTON, PARENT, base_criterion, criterion_outputs, mean_over_outputs, node_impurity,
-    node_weight, slot_value, threshold_l1,
-)
+from ..common import node_values_at
 from .prefetch import PREFETCH_DISTANCE, prefetch_row
 
 RANGE_CHUNK = 16384  # positions per task of add_range_values
@@ -28,26 +25,8 @@ def node_values(criterion, totals, inv_scales, regularization, out_value, out_im
         ``T = common.threshold_l1``.
     out_impurity, out_weight : ndarray of shape (n_nodes,), dtype float64
     """
-    n_stat_slots = totals.shape[1] - 1
-    n_outputs = criterion_outputs(criterion) if base_criterion(criterion) <= MISCLASSIFICATION else 1
-    l2, l1 = regularization
     for node in prange(totals.shape[0]):
-        node_totals = totals[node]
-        # A classification node_weight sums every output's block of classes: their mean is the weight.
-        weight = mean_over_outputs(
-            node_weight(criterion, node_totals, node_totals, PARENT, n_stat_slots, inv_scales), n_outputs
-        )
-        out_weight[node] = weight
-        out_impurity[node] = node_impurity(criterion, node_totals, n_stat_slots, inv_scales, regularization)
-        if base_criterion(criterion) <= MISCLASSIFICATION:
-            for slot in range(n_stat_slots):
-                out_value[node, slot] = slot_value(node_totals, node_totals, PARENT, slot, inv_scales) / weight
-        elif base_criterion(criterion) == NEWTON:
-            shrunk = threshold_l1(slot_value(node_totals, node_totals, PARENT, 0, inv_scales), l1)
-            out_value[node, 0] = -shrunk / (weight + l2)
-        else:
-            for output in range(out_value.shape[1]):
-                out_value[node, output] = slot_value(node_totals, node_totals, PARENT, 1 + output, inv_scales) / weight
+        node_values_at(criterion, totals, node, inv_scales, regularization, out_value, out_impurity, out_weight)
 
 
 @njit(parallel=True, cache=True)

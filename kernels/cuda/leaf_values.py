@@ -1,7 +1,7 @@
 """Node values, impurities and weights on the GPU (twin of ``kernels.cpu.leaf_values``).
 
-``node_values``: one thread per node (grid-stride), calling ``common``'s
-``node_weight``, ``node_impurity`` and ``slot_value`` as device functions.
+``node_values``: one thread per node (grid-stride), calling ``common.node_values_at``
+as a device function.
 ``add_leaf_values``: one thread per row (grid-stride). ``add_range_values``: one
 thread per position (grid-stride), its range by a binary search in ``boundaries``
 (``histogram._node_of_chunk``).
@@ -9,13 +9,9 @@ thread per position (grid-stride), its range by a binary search in ``boundaries`
 
 import functools
 
-import numpy as np
 from numba import cuda, types
 
-from ..common import (
-    MISCLASSIFICATION, NEWTON, PARENT, base_criterion, criterion_outputs, mean_over_outputs, node_impurity,
-    node_weight, slot_value, threshold_l1,
-)
+from ..common import criterion_outputs, node_values_at
 from . import jit_kernel
 from .histogram import _node_of_chunk
 from .launch import BLOCK_SIZE, elementwise_config
@@ -28,30 +24,8 @@ def _node_values_kernel(multi_output):
     (``common.multi_output_criterion``), capped at ``splitting.CONSTRAINED_MAX_REGISTERS`` (half occupancy)."""
 
     def node_values_kernel(criterion, totals, inv_scales, regularization, out_value, out_impurity, out_weight):
-        n_stat_slots = totals.shape[1] - 1
-        n_outputs = criterion_outputs(criterion) if base_criterion(criterion) <= MISCLASSIFICATION else 1
-        l2, l1 = regularization
         for node in range(cuda.grid(1), totals.shape[0], cuda.gridsize(1)):
-            node_totals = totals[node]
-            # A classification node_weight sums every output's block of classes: their mean is the weight.
-            weight = mean_over_outputs(
-                node_weight(criterion, node_totals, node_totals, PARENT, n_stat_slots, inv_scales), n_outputs
-            )
-            out_weight[node] = weight
-            out_impurity[node] = node_impurity(criterion, node_totals, n_stat_slots, inv_scales, regularization)
-            # np.float64(...) keeps IEEE division (0 / 0 = nan, as on the CPU) when the
-            # simulator runs this body in plain Python; on the device it is a no-op.
-            if base_criterion(criterion) <= MISCLASSIFICATION:
-                for slot in range(n_stat_slots):
-                    count = np.float64(slot_value(node_totals, node_totals, PARENT, slot, inv_scales))
-                    out_value[node, slot] = count / weight
-            elif base_criterion(criterion) == NEWTON:
-                shrunk = np.float64(threshold_l1(slot_value(node_totals, node_totals, PARENT, 0, inv_scales), l1))
-                out_value[node, 0] = -shrunk / (weight + l2)
-            else:
-                for output in range(out_value.shape[1]):
-                    sum_wy = np.float64(slot_value(node_totals, node_totals, PARENT, 1 + output, inv_scales))
-                    out_value[node, output] = sum_wy / weight
+            node_values_at(criterion, totals, node, inv_scales, regularization, out_value, out_impurity, out_weight)
 
     return node_values_kernel, jit_kernel(node_values_kernel, max_registers=_max_registers(multi_output))
 
