@@ -39,6 +39,7 @@ def integer_data(n_samples, n_classes, seed):
     return X, y
 
 
+@pytest.mark.quality  # a peer-score comparison
 def test_binary_samme_matches_scikit_learn():
     X, y = integer_data(3000, 2, seed=0)
     X_train, X_test, y_train, y_test = X[:1000], X[1000:], y[:1000], y[1000:]

@@ -86,7 +86,7 @@ def test_a_device_chunks_feature_subset_histograms_by_its_own_size(monkeypatch):
     """On a GPU (simulated) a chunk holds up to ``DEVICE_SUBSET_CHUNK_BYTES`` of histograms, not the CPU's
     smaller ``SUBSET_CHUNK_BYTES``; the same trees as the CPU's."""
     X, y = make_classification(n_samples=400, n_features=N_FEATURES, random_state=2)
-    model = RandomForestClassifier(n_estimators=2, max_depth=4, max_features=3, max_bins=16, random_state=0)
+    model = RandomForestClassifier(n_estimators=1, max_depth=4, max_features=3, max_bins=16, random_state=0)
     reference = clone(model).set_params(device="cpu").fit(X, y)
     histogram_bytes = N_FEATURES * 16 * 3 * 8
     monkeypatch.setattr("gpuforest.grower.SMALL_LEVEL_BYTES", 0)
