@@ -11,6 +11,7 @@ rows (``sparse.in_dense_row_blocks``).
 """
 
 import contextlib
+import functools
 import importlib
 import itertools
 import math
@@ -723,8 +724,13 @@ def cuda_available():
     """Whether CUDA kernels can run: numba's simulator, or CuPy with a device."""
     from numba import config
 
-    if config.ENABLE_CUDASIM:
-        return True
+    return config.ENABLE_CUDASIM or _cupy_has_a_device()
+
+
+@functools.cache
+def _cupy_has_a_device():
+    """Whether CuPy is installed and sees a device: asked once per process (a failed import is looked for
+    again at each attempt, which a fit's ``get_backend`` would pay)."""
     try:
         import cupy
     except ImportError:

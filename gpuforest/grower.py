@@ -671,10 +671,14 @@ class _BestFirst:
         grower = self.grower
         wanted = 3 * int(capacity.sum()) + 2 * grower.n_trees if self.keep_histograms else 2 * grower.n_trees
         hist_bytes = grower.n_features * grower.bin_mapper.max_bins * grower.stats.n_slots * 8
-        if wanted * hist_bytes > SMALL_LEVEL_BYTES:
+        if wanted * hist_bytes <= SMALL_LEVEL_BYTES:
+            return max(wanted, 1)
+        # Once per fit (the workspace's): a memory query per tree adds up over boosting's rounds.
+        key = ("best_first_pool_rows", wanted, hist_bytes)
+        if key not in grower.workspace:
             budget = min(0.5 * grower.backend.free_memory_bytes(), BEST_FIRST_POOL_BYTES)
-            wanted = min(wanted, int(budget // hist_bytes))
-        return max(wanted, 1)
+            grower.workspace[key] = max(min(wanted, int(budget // hist_bytes)), 1)
+        return grower.workspace[key]
 
     def grow(self):
         grower, table = self.grower, self.table
@@ -772,26 +776,31 @@ class _BestFirst:
             )
         return hist_row
 
-    def _batch(self, uids):
-        """The table's nodes ``uids`` as a ``NodeBatch`` with their splits."""
+    def _batch(self, uids, with_splits=True):
+        """The table's nodes ``uids`` as a ``NodeBatch``, with their splits or (for recording them) without."""
         table = self.table
         bounds, groups = (
-            table.columns[name][uids] if name in table.columns else None for name in ("bounds", "groups")
+            table.columns[name][uids] if with_splits and name in table.columns else None
+            for name in ("bounds", "groups")
         )
-        return NodeBatch(
-            tree=table.tree[uids], node_idx=table.node_idx[uids], depth=table.depth[uids], start=table.start[uids],
-            stop=table.stop[uids], totals=table.totals[uids], bounds=bounds, groups=groups,
-            split=SplitResult(
+        split = None
+        if with_splits:
+            split = SplitResult(
                 gain=table.gain[uids], feature=table.feature[uids], bin=table.bin[uids],
                 missing_left=table.missing_left[uids], left_totals=table.left_totals[uids],
                 next_bin=table.next_bin[uids], categorical=table.categorical[uids],
                 category_bitset=table.category_bitset[uids],
-            ),
+            )
+        return NodeBatch(
+            tree=table.tree[uids], node_idx=table.node_idx[uids], depth=table.depth[uids], start=table.start[uids],
+            stop=table.stop[uids], totals=table.totals[uids], bounds=bounds, groups=groups, split=split,
         )
 
     def _record(self, uids):
         table = self.table
-        self.grower.recorder.add_nodes(self._batch(uids), table.values[uids], table.impurity[uids], table.weight[uids])
+        self.grower.recorder.add_nodes(
+            self._batch(uids, with_splits=False), table.values[uids], table.impurity[uids], table.weight[uids]
+        )
 
     def _record_splits(self, parents):
         """Record the committed splits of ``parents`` and their children (numbered by ``commit_splits``)."""

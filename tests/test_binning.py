@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from gpuforest.backend import get_backend
-from gpuforest.binning import BinMapper
+from gpuforest import binning
+from gpuforest.binning import BinMapper, sorted_midpoint_percentiles
 
 
 def mixed_columns(rng, n_samples):
@@ -130,3 +131,34 @@ def test_bin_values_are_the_values_of_one_value_bins_and_the_middle_of_others():
         in_bin = many[bins == bin_idx]
         assert values[1, bin_idx] == (in_bin.min() + in_bin.max()) / 2
     assert np.all(np.diff(values[1, : mapper.n_bins_non_missing_[1]]) > 0)
+
+
+@pytest.mark.parametrize("kind", ["normal", "ties", "wide", "one value", "two values"])
+def test_sorted_midpoint_percentiles_are_numpys(kind):
+    """The same numbers as ``np.percentile(..., method="midpoint")``, bit for bit, at the binning's
+    percentiles and at random ones, on sizes whose quantile positions fall on and between values."""
+    rng = np.random.default_rng(0)
+    binning_percentiles = np.linspace(0, 100, 256)[1:-1]
+    for n_values in (1, 2, 3, 254, 255, 256, 569, 1000, 4097):
+        values = {
+            "normal": rng.normal(size=n_values), "ties": rng.integers(0, 7, n_values).astype(float),
+            "wide": rng.lognormal(sigma=5.0, size=n_values) * 1e12, "one value": np.full(n_values, 0.1),
+            "two values": np.where(rng.random(n_values) < 0.3, -1e-300, 2.5),
+        }[kind]
+        values = np.sort(values)
+        for percentiles in (binning_percentiles, np.sort(rng.uniform(0, 100, 40)), np.array([0.0, 50.0, 100.0])):
+            np.testing.assert_array_equal(
+                sorted_midpoint_percentiles(values, percentiles), np.percentile(values, percentiles, method="midpoint")
+            )
+
+
+def test_features_fitted_in_turn_and_on_threads_get_the_same_thresholds(monkeypatch):
+    """Small inputs fit their features one after another, large ones on a thread pool: the same mapper."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(binning.PARALLEL_BINNING_SAMPLES, 4))
+    X[:, 1] = np.round(X[:, 1], 1)
+    on_threads = BinMapper().fit(X)
+    monkeypatch.setattr(binning, "PARALLEL_BINNING_SAMPLES", X.shape[0] + 1)
+    in_turn = BinMapper().fit(X)
+    for name in ("bin_thresholds_", "n_thresholds_", "bin_min_", "bin_max_"):
+        np.testing.assert_array_equal(getattr(on_threads, name), getattr(in_turn, name))
