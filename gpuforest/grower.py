@@ -562,14 +562,9 @@ class TreeGrower:
     def _best_splits(self, nodes, splittable, masks, hist, hist_row):
         """Best split of every node over its features in ``masks`` (``NO_SPLIT`` for those not splittable)."""
         params, stats = self.params, self.stats
-        split = SplitResult.empty(nodes.size, stats.n_slots)
         evaluate = np.flatnonzero(splittable)
-        if evaluate.size < nodes.size:
-            split.feature[:] = NO_SPLIT
-            split.gain[:] = -np.inf
-            split.categorical[:] = False
         if evaluate.size == 0:
-            return split
+            return self._no_splits(nodes.size)
         min_weight_leaf = self.min_weight_leaf[nodes.tree[evaluate]] * stats.kernel_weight_outputs
         draws = None
         if params.random_thresholds:
@@ -577,6 +572,7 @@ class TreeGrower:
                 params.seed, self.first_tree + nodes.tree[evaluate], nodes.node_idx[evaluate], self.n_features
             )
         from_hist = hist_row[evaluate] >= 0
+        subset_results = None
         for subset, use_hist in ((np.flatnonzero(from_hist), True), (np.flatnonzero(~from_hist), False)):
             if subset.size == 0:
                 continue
@@ -598,8 +594,19 @@ class TreeGrower:
             if positions.size == nodes.size:
                 # Every node searched in one call (a deep level's usual case): its result is the level's.
                 return result
-            for target, source in zip(split.outputs(), result.outputs()):
+            if subset_results is None:
+                subset_results = self._no_splits(nodes.size)
+            for target, source in zip(subset_results.outputs(), result.outputs()):
                 target[positions] = source
+        return subset_results
+
+    def _no_splits(self, n_nodes):
+        """A ``SplitResult`` of ``n_nodes`` nodes without a split: feature ``NO_SPLIT``, gain -inf, not categorical
+        (the other fields unset); the searched nodes' results are written over it."""
+        split = SplitResult.empty(n_nodes, self.stats.n_slots)
+        split.feature[:] = NO_SPLIT
+        split.gain[:] = -np.inf
+        split.categorical[:] = False
         return split
 
     def _constraints(self, nodes, positions):
