@@ -11,11 +11,13 @@ are partitioned and their children evaluated in one call per stage), then
 ``commit_splits`` replays the sequential order with the gains now known: it
 pops each tree's best open leaf while that leaf is expanded, numbering the
 children as the sequential grower would, and stops at the first leaf still
-to expand. Only a tree's best ``budget = max_leaf_nodes - n_leaves`` open
-leaves can ever be split (each of them ahead of a leaf would take one of the
-budget first), so ``leaves_to_expand`` picks the unexpanded ones among those.
-An expanded leaf that is never committed stays a leaf: its rows stay in its
-range, its children are dropped. When evaluating a child depends on its node
+to expand. ``leaves_to_expand`` picks the next step's leaves by replaying
+that order over every evaluated node, expanded leaves' children included,
+for the tree's ``budget = max_leaf_nodes - n_leaves`` remaining splits: a
+step reaches one level further down every branch that can still be split,
+so a tree costs about its depth in steps. An expanded leaf that is never
+committed stays a leaf: its rows stay in its range, its children are
+dropped. When evaluating a child depends on its node
 index (per-node feature draws, random thresholds), a step expands only each
 tree's best leaf, which is then sure to be split next (``exact``).
 
@@ -111,30 +113,50 @@ def commit_splits(
 
 
 @njit(cache=True)
-def leaves_to_expand(heap, heap_start, heap_size, gain, node_idx, left_uid, next_node_idx, max_leaf_nodes, exact, out):
+def leaves_to_expand(
+    heap, heap_start, heap_size, gain, node_idx, left_uid, right_uid, can_split, next_node_idx, max_leaf_nodes, exact,
+    out,
+):
     """The open leaves to expand in the next step; returns how many are in ``out``'s first places.
 
-    Each tree's best ``max_leaf_nodes - n_leaves`` open leaves that are not
-    expanded yet; with ``exact``, only its best leaf (which ``commit_splits``
-    left unexpanded).
+    Replays ``commit_splits`` on each tree's evaluated nodes for its
+    ``budget = max_leaf_nodes - n_leaves`` remaining splits: an expanded
+    leaf's children join the replay's heap, an unexpanded one is picked and
+    its children (not evaluated yet) are left out. Leaving nodes out only
+    moves the known ones earlier, so the picks are every unexpanded leaf that
+    can be split within the budget: those already expanded down to the step's
+    leaves are committed in the next step together, at the cost of some
+    leaves expanded and never split. With ``exact``, only each tree's best
+    leaf (which ``commit_splits`` left unexpanded).
     """
     n_out = 0
+    scratch = np.empty(heap_size.max() + 2 * max_leaf_nodes, dtype=np.int64)
     for tree in range(heap_start.shape[0]):
         size = heap_size[tree]
         budget = max_leaf_nodes - (next_node_idx[tree] // 2 + 1)
         if size == 0 or budget <= 0:
             continue
-        leaves = heap[heap_start[tree]:heap_start[tree] + size]
-        if exact or budget == 1:
-            best = leaves[:1]
-        else:
-            # The best `budget` leaves: by node index, then (stably) by decreasing gain.
-            by_index = leaves[np.argsort(node_idx[leaves], kind="mergesort")]
-            best = by_index[np.argsort(-gain[by_index], kind="mergesort")[:budget]]
-        for uid in best:
-            if left_uid[uid] < 0:
-                out[n_out] = uid
+        if exact:
+            best = heap[heap_start[tree]]
+            if left_uid[best] < 0:
+                out[n_out] = best
                 n_out += 1
+            continue
+        scratch[:size] = heap[heap_start[tree]:heap_start[tree] + size]
+        for _ in range(budget):
+            if size == 0:
+                break
+            best = scratch[0]
+            _heap_pop(scratch, 0, size, gain, node_idx)
+            size -= 1
+            if left_uid[best] < 0:
+                out[n_out] = best
+                n_out += 1
+                continue
+            for child in (left_uid[best], right_uid[best]):
+                if can_split[child]:
+                    heap_push(scratch, 0, size, child, gain, node_idx)
+                    size += 1
     return n_out
 
 

@@ -696,17 +696,20 @@ class _BestFirst:
                     table.node_idx)
         next_node_idx = grower.recorder.next_node_idx
         selected = np.empty(self.heap.shape[0], dtype=np.int64)
+        committed = []
         while True:
             n_committed = commit_splits(
                 self.heap, self.heap_start, self.heap_size, table.gain, table.node_idx, table.left_uid,
                 table.right_uid, table.can_split, next_node_idx, grower.params.max_leaf_nodes, selected,
             )
-            self._record_splits(selected[:n_committed].copy())
+            committed.append(selected[:n_committed].copy())
             n_expand = leaves_to_expand(
                 self.heap, self.heap_start, self.heap_size, table.gain, table.node_idx, table.left_uid,
-                next_node_idx, grower.params.max_leaf_nodes, self.exact, selected,
+                table.right_uid, table.can_split, next_node_idx, grower.params.max_leaf_nodes, self.exact, selected,
             )
             if n_expand == 0:
+                # Recorded once, at the end: the records' order does not matter.
+                self._record_splits(np.concatenate(committed))
                 return
             self._expand(selected[:n_expand].copy())
 

@@ -119,6 +119,18 @@ def test_several_leaves_per_step_grow_the_one_leaf_trees(make_model, X, y, one_l
     assert steps["several"] < 0.7 * steps["one"]
 
 
+@pytest.mark.parametrize("max_leaf_nodes", [5, 20, 60, 200])
+@pytest.mark.parametrize(
+    "make_model, X, y",
+    [(DecisionTreeRegressor, X_CONTINUOUS, Y_CONTINUOUS), (DecisionTreeClassifier, X_CLASSES, Y_CLASSES)],
+)
+def test_a_tree_grows_in_as_many_steps_as_its_depth(make_model, X, y, max_leaf_nodes, one_leaf_per_step):
+    """A split node is expanded in the step after its parent, whatever the gains of the other leaves."""
+    _, steps = one_leaf_per_step
+    tree = make_model(max_leaf_nodes=max_leaf_nodes, min_samples_leaf=3, device="cpu").fit(X, y).tree_
+    assert steps["several"] == tree.max_depth
+
+
 def test_random_thresholds_grow_one_leaf_per_step(one_leaf_per_step):
     """Extra trees' draws are keyed by node index: each step expands each tree's best leaf only."""
     _, steps = one_leaf_per_step
