@@ -169,37 +169,34 @@ def push_leaves(heap, heap_start, heap_size, uids, tree, gain, node_idx):
 
 
 class NodeTable:
-    """Columns of every evaluated node (host arrays), indexed by ``uid`` in evaluation order.
+    """Columns of every evaluated node (host arrays, attributes), indexed by ``uid`` in evaluation order.
 
-    ``append`` adds rows and returns their uids; the arrays grow by doubling,
-    so a column read as ``table.name`` is valid until the next ``append``.
+    ``append`` adds rows (every call the same columns) and returns their uids;
+    the arrays grow by doubling, so a column read as ``table.name`` is valid
+    until the next ``append``.
     """
 
     def __init__(self):
         self.size = 0
-        self.columns = {}
+        self.capacity = 0
 
     def append(self, **columns):
-        n_new = len(next(iter(columns.values())))
-        needed = self.size + n_new
+        start = self.size
+        self.size += len(next(iter(columns.values())))
+        if self.size > self.capacity:
+            self._grow(columns, max(self.size, 2 * self.capacity, 16))
+        arrays = self.__dict__
         for name, values in columns.items():
-            values = np.asarray(values)
-            array = self.columns.get(name)
-            if array is None or array.shape[0] < needed:
-                grown = np.empty((max(needed, 2 * self.size, 16),) + values.shape[1:], dtype=values.dtype)
-                if array is not None:
-                    grown[:self.size] = array[:self.size]
-                self.columns[name] = array = grown
-            array[self.size:needed] = values
-        uids = np.arange(self.size, needed)
-        self.size = needed
-        return uids
+            arrays[name][start:self.size] = values
+        return np.arange(start, self.size)
 
-    def __getattr__(self, name):
-        try:
-            return self.__dict__["columns"][name]
-        except KeyError:
-            raise AttributeError(name) from None
+    def _grow(self, columns, capacity):
+        for name, values in columns.items():
+            grown = np.empty((capacity,) + np.shape(values)[1:], dtype=np.asarray(values).dtype)
+            if self.capacity:
+                grown[:self.capacity] = self.__dict__[name]
+            setattr(self, name, grown)
+        self.capacity = capacity
 
 
 class HistogramPool:

@@ -790,7 +790,7 @@ class _BestFirst:
         """The table's nodes ``uids`` as a ``NodeBatch``, with their splits or (for recording them) without."""
         table = self.table
         bounds, groups = (
-            table.columns[name][uids] if with_splits and name in table.columns else None
+            getattr(table, name)[uids] if with_splits and hasattr(table, name) else None
             for name in ("bounds", "groups")
         )
         split = None
