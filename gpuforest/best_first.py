@@ -172,19 +172,20 @@ class NodeTable:
     """Columns of every evaluated node (host arrays, attributes), indexed by ``uid`` in evaluation order.
 
     ``append`` adds rows (every call the same columns) and returns their uids;
-    the arrays grow by doubling, so a column read as ``table.name`` is valid
-    until the next ``append``.
+    the arrays get room for ``capacity`` rows first, then grow by doubling, so
+    a column read as ``table.name`` is valid until the next ``append``.
     """
 
-    def __init__(self):
+    def __init__(self, capacity=16):
         self.size = 0
         self.capacity = 0
+        self.first_capacity = capacity
 
     def append(self, **columns):
         start = self.size
         self.size += len(next(iter(columns.values())))
         if self.size > self.capacity:
-            self._grow(columns, max(self.size, 2 * self.capacity, 16))
+            self._grow(columns, max(self.size, 2 * self.capacity, self.first_capacity))
         arrays = self.__dict__
         for name, values in columns.items():
             arrays[name][start:self.size] = values

@@ -42,6 +42,8 @@ DEVICE_SUBSET_CHUNK_BYTES = 256 * 1024 * 1024
 SMALL_LEVEL_BYTES = 16 * 1024 * 1024
 # Most bytes of best-first growth's histogram pool (see _BestFirst._pool_rows).
 BEST_FIRST_POOL_BYTES = 512 * 1024 * 1024
+# Most rows that best-first growth's node table holds before it first grows (about 300 bytes each).
+TABLE_CAPACITY = 65536
 
 
 @dataclass
@@ -660,7 +662,8 @@ class _BestFirst:
         self.keep_histograms = grower.nodes_share_features
         # Evaluating a child then reads its node index: only each tree's best leaf per step.
         self.exact = not grower.nodes_share_features or grower.params.random_thresholds
-        self.table = NodeTable()
+        # A tree evaluates 2 nodes per expanded leaf, and expands its splits and some more.
+        self.table = NodeTable(capacity=min(4 * grower.params.max_leaf_nodes * grower.n_trees, TABLE_CAPACITY))
         # A tree has at most max_leaf_nodes leaves, and at most one per row.
         capacity = np.minimum(grower.params.max_leaf_nodes, np.diff(grower.tree_offsets) + 1)
         self.heap = np.empty(capacity.sum(), dtype=np.int64)
