@@ -139,6 +139,12 @@ class NodeBatch:
     def size(self):
         return self.tree.shape[0]
 
+    @property
+    def counts(self):
+        """Rows of each node: (n_nodes,) int64, contiguous whatever the number of nodes (so that the kernels
+        taking it have one specialisation, not one for a single node and one for several)."""
+        return np.ascontiguousarray(self.totals[:, -1])
+
     def take(self, positions):
         """The nodes at ``positions`` (a histogram is kept, not copied)."""
         split = None
@@ -399,7 +405,7 @@ class TreeGrower:
         """``level.stopping_rules``: which of ``nodes`` may split, and which of those get a histogram."""
         params = self.params
         return stopping_rules(
-            nodes.totals[:, -1], nodes.depth, weight, impurity, nodes.tree, self.min_weight_leaf,
+            nodes.counts, nodes.depth, weight, impurity, nodes.tree, self.min_weight_leaf,
             int(params.max_depth), int(params.min_samples_split),
             int(params.min_samples_leaf), self.stats.stops_when_pure, int(self.min_rows_histogram),
         )
@@ -526,7 +532,7 @@ class TreeGrower:
         hist_row = np.full(nodes.size, -1, dtype=np.int64)
         no_parents = np.empty(0, dtype=np.int64)
         build, derive, derive_from, derive_parent = histogram_plan(
-            nodes.totals[:, -1], needs_hist, no_parents if parent_hist is None else parent_hist_row
+            nodes.counts, needs_hist, no_parents if parent_hist is None else parent_hist_row
         )
         if build.size == 0:
             return None, hist_row
@@ -766,7 +772,7 @@ class _BestFirst:
         grower, pool = self.grower, self.pool
         no_parents = np.empty(0, dtype=np.int64)
         build, derive, derive_from, derive_parent = histogram_plan(
-            nodes.totals[:, -1], needs_hist, no_parents if parent_rows is None else parent_rows
+            nodes.counts, needs_hist, no_parents if parent_rows is None else parent_rows
         )
         hist_row = np.full(nodes.size, -1, dtype=np.int64)
         hist_row[build] = pool.take(build.size)

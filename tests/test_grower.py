@@ -733,3 +733,24 @@ def test_cuda_grows_the_same_tree(max_leaf_nodes, monkeypatch):
     for name in CATEGORICAL_TREE_ARRAYS:
         np.testing.assert_array_equal(getattr(cuda_tree, name), getattr(cpu_tree, name), err_msg=name)
     assert_rows_follow_the_splits(cpu_tree, X_binned, y, 3, MAX_BINS - 1)
+
+
+@pytest.mark.parametrize("max_leaf_nodes", [None, 12])
+def test_node_counts_reach_the_level_kernels_contiguous(data_and_reference, max_leaf_nodes, monkeypatch):
+    """A level of one node and a level of several pass the kernels the same array type (one specialisation
+    each: a column of the totals is contiguous for one node only)."""
+    import numba
+
+    from gpuforest import grower
+
+    X, y, _ = data_and_reference
+    layouts = []
+    for name in ("stopping_rules", "histogram_plan"):
+        kernel = getattr(grower, name)
+        monkeypatch.setattr(
+            grower, name, lambda count, *args, kernel=kernel: layouts.append(numba.typeof(count).layout)
+            or kernel(count, *args)
+        )
+    tree = DecisionTreeClassifier(max_depth=4, max_leaf_nodes=max_leaf_nodes, device="cpu").fit(X, y).tree_
+    assert tree.node_count > 7 and len(layouts) >= 8
+    assert set(layouts) == {"C"}
