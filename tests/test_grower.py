@@ -8,12 +8,13 @@ paths, level-wise and best-first, numba's CUDA simulator growing the same trees.
 
 from dataclasses import replace
 
+import numba
 import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.datasets import make_classification
 
-from gpuforest import DecisionTreeClassifier, DecisionTreeRegressor, RandomForestClassifier, statistics
+from gpuforest import DecisionTreeClassifier, DecisionTreeRegressor, RandomForestClassifier, grower, statistics
 from gpuforest.backend import CPUBackend, CUDABackend, get_backend
 from gpuforest.binning import BinMapper
 from gpuforest.grower import GrowthParams, NodeBatch, TreeGrower, feature_count, tree_feature_subsets
@@ -739,10 +740,6 @@ def test_cuda_grows_the_same_tree(max_leaf_nodes, monkeypatch):
 def test_node_counts_reach_the_level_kernels_contiguous(data_and_reference, max_leaf_nodes, monkeypatch):
     """A level of one node and a level of several pass the kernels the same array type (one specialisation
     each: a column of the totals is contiguous for one node only)."""
-    import numba
-
-    from gpuforest import grower
-
     X, y, _ = data_and_reference
     layouts = []
     for name in ("stopping_rules", "histogram_plan"):
