@@ -3,7 +3,7 @@
 from . import datasets, information, resampling
 from .adaboost import AdaBoostClassifier, AdaBoostRegressor
 from .bagging import BaggingClassifier, BaggingRegressor
-from .compilation import install_first_compile_notice
+from .compilation import install_cache_lock, install_first_compile_notice
 from .boosting import GradientBoostingClassifier, GradientBoostingRegressor
 from .decision_tree import DecisionTreeClassifier, DecisionTreeRegressor
 from .devices import show_devices
@@ -32,4 +32,5 @@ __all__ = [
 ]
 __version__ = "0.1.0"
 
+install_cache_lock()
 install_first_compile_notice()

@@ -29,7 +29,7 @@ from sklearn.utils.multiclass import type_of_target
 import gpuforest
 
 from .backend import DEVICES, get_backend
-from .compilation import kernel_cache_directory
+from .compilation import compile_in_processes, kernel_cache_directory
 
 TASKS = ("classification", "regression")
 # --model: the estimator of each task.
@@ -212,6 +212,17 @@ def parse_param(text):
         return key, ast.literal_eval(value)
     except (ValueError, SyntaxError):
         return key, value
+
+
+def positive_int(text):
+    """An argument of at least 1 (argparse's ``type``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1, got {value}")
+    return value
 
 
 def infer_task(y):
@@ -426,11 +437,10 @@ def warmup_fit(model, task, categorical, device):
 
 
 def warmup(args):
-    # In one process: numba's cache names a new entry by the first number free in the index it read, so
-    # processes compiling into one cache at once can save different kernels under one name.
     total = time.perf_counter()
-    for warmup_args in warmup_fits():
-        print(warmup_fit(*warmup_args, args.device), flush=True)
+    calls = [(*warmup_args, args.device) for warmup_args in warmup_fits()]
+    for line in compile_in_processes(warmup_fit, calls, args.jobs):
+        print(line, flush=True)
     print(f"Fitted every estimator in {time.perf_counter() - total:.1f} s; the CPU kernels are cached in "
           f"{kernel_cache_directory()}.")
 
@@ -548,6 +558,9 @@ def build_parser():
     command("info", info, "versions, the backend, GPUs and the kernel cache")
     warmup_parser = command("warmup", warmup, "compile and cache the kernels: fit each estimator on tiny data")
     warmup_parser.add_argument("--device", choices=DEVICES, help="the device to compile for (default auto)")
+    warmup_parser.add_argument(
+        "--jobs", type=positive_int, help="processes compiling side by side (default: one per core)"
+    )
     bench_parser = command("bench", bench, "run a benchmark of the repository checkout", description=(
         "Run benchmarks/bench_NAME.py of the repository checkout against the installed peers (scikit-learn, "
         "LightGBM, XGBoost); without NAME, list the benchmarks."))

@@ -1,16 +1,27 @@
 """numba's compilation of the CPU kernels, seen from the user's side: where the compiled kernels are
-cached, and a one-line notice when a process compiles them for the first time.
+cached, a one-line notice when a process compiles them for the first time, and a lock that lets
+processes compile into one cache at once.
 
 numba compiles a kernel on its first call for each type signature (about a minute for the kernels of one
 estimator family on a 2-core machine) and caches the machine code on disk; later processes load it in a
 fraction of a second. Without a word, a first fit looks hung, so the first compilation of a kernel that
 has no cache entry yet prints one line to standard error, once per process.
+
+numba saves a kernel's new signature by reading the kernel's cache index, naming the new data file by
+the first number free in it, and writing both back, without a lock: two processes saving two signatures
+of one kernel at once (Dask workers, pytest-xdist workers, parallel warm-ups) can write one name for both,
+and a later process then loads one signature's machine code for the other. ``install_cache_lock`` makes
+each save hold an inter-process file lock on its index.
 """
 
+import functools
+import multiprocessing
 import os
 import sys
+from concurrent.futures import ProcessPoolExecutor, as_completed
 
-from numba.core import event
+from filelock import FileLock
+from numba.core import caching, event
 
 NOTICE = (
     "gpuforest: compiling the CPU kernels for first use (a minute or two, once: they are cached in {cache}; "
@@ -23,6 +34,41 @@ def kernel_cache_directory():
     from .kernels.cpu import histogram
 
     return histogram._build_histograms._cache.cache_path
+
+
+def kernels_cached():
+    """Whether the CPU kernels have a cache on disk (the index of one of them exists): then a fit loads them, or
+    compiles few, and ``FirstCompileNotice`` stays silent."""
+    from .kernels.cpu import histogram
+
+    return os.path.exists(histogram._build_histograms._cache._cache_file._index_path)
+
+
+def compile_in_processes(function, calls, n_jobs=None):
+    """``function(*arguments)`` for each ``arguments`` of ``calls``, in ``n_jobs`` spawned processes that compile
+    into the kernel cache side by side (numba compiles on one core; ``install_cache_lock`` keeps their saves
+    apart). Yields the results as they finish.
+
+    Parameters
+    ----------
+    function : callable
+        A module-level function (its processes import it).
+    calls : list of tuple
+    n_jobs : int or None, default=None
+        Processes; None: one per core. At most one per call; with one, the calls run in this process. The
+        processes keep quiet about compiling: this one says it (``NOTICE``) for them.
+    """
+    n_jobs = min(n_jobs or os.cpu_count() or 1, len(calls))
+    if n_jobs <= 1:
+        for arguments in calls:
+            yield function(*arguments)
+        return
+    if not kernels_cached():
+        FIRST_COMPILE_NOTICE.announce(kernel_cache_directory())
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(n_jobs, mp_context=context, initializer=_silence_first_compile_notice) as pool:
+        for future in as_completed([pool.submit(function, *arguments) for arguments in calls]):
+            yield future.result()
 
 
 class FirstCompileNotice(event.Listener):
@@ -53,14 +99,45 @@ class FirstCompileNotice(event.Listener):
         index_path = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
         if index_path is None or os.path.exists(index_path):
             return
-        self.announced = True
-        print(NOTICE.format(cache=cache.cache_path), file=self.stream or sys.stderr, flush=True)
+        self.announce(cache.cache_path)
+
+    def announce(self, cache_path):
+        """Print ``NOTICE`` (once)."""
+        if not self.announced:
+            self.announced = True
+            print(NOTICE.format(cache=cache_path), file=self.stream or sys.stderr, flush=True)
 
     def on_end(self, ev):
         pass
 
 
+def install_cache_lock():
+    """Make numba's cache saves (``IndexDataCacheFile.save``, every numba cache of the process) hold a file lock
+    on the index they update (``<index>.lock`` beside it), so that concurrent saves from several processes
+    each add their own entry. Loads need none: numba replaces the index and data files atomically."""
+    save = caching.IndexDataCacheFile.save
+    if getattr(save, "holds_index_lock", False):
+        return
+
+    @functools.wraps(save)
+    def locked_save(self, key, data):
+        with FileLock(self._index_path + ".lock"):
+            save(self, key, data)
+
+    locked_save.holds_index_lock = True
+    caching.IndexDataCacheFile.save = locked_save
+
+
+# The notice watching gpuforest's kernels in this process (install_first_compile_notice).
+FIRST_COMPILE_NOTICE = FirstCompileNotice(__name__.rpartition(".")[0])
+
+
 def install_first_compile_notice():
     """Watch gpuforest's kernels (called once, when gpuforest is imported)."""
-    event.register("numba:compile", FirstCompileNotice(__name__.rpartition(".")[0]))
+    event.register("numba:compile", FIRST_COMPILE_NOTICE)
+
+
+def _silence_first_compile_notice():
+    """A ``compile_in_processes`` worker's start: the parent says it once for all of them."""
+    FIRST_COMPILE_NOTICE.announced = True
 

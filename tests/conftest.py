@@ -1,6 +1,8 @@
 """Test set-up: CUDA kernels run under numba's simulator unless a real GPU is asked for.
 
-``NUMBA_ENABLE_CUDASIM`` and ``NUMBA_CACHE_DIR`` must be set before numba is first imported, hence here.
+``NUMBA_ENABLE_CUDASIM`` and ``NUMBA_NUM_THREADS`` must be set before numba is first imported, hence here.
+The pytest-xdist workers compile into one kernel cache, the package's: ``gpuforest.compilation``'s lock
+keeps their saves apart, and each kernel compiled by one worker is loaded by the others.
 Set ``GPUFOREST_REAL_CUDA=1`` to run against a real device (the ``gpu`` tests).
 """
 
@@ -8,15 +10,6 @@ import os
 import sys
 
 import pytest
-
-# numba's cache names a new entry's data file by the first number free in the index it read, so
-# two processes compiling into one cache at once can save different functions under one name,
-# and a later load runs the wrong code (seen as rare wrong splits). So each pytest-xdist worker
-# compiles into a cache directory of its own.
-_worker = os.environ.get("PYTEST_XDIST_WORKER")
-if _worker:
-    _cache_root = os.environ.get("NUMBA_CACHE_DIR") or os.path.join(os.path.dirname(__file__), "..", ".numba_cache")
-    os.environ["NUMBA_CACHE_DIR"] = os.path.join(_cache_root, _worker)
 
 # The pytest-xdist workers share the cores: numba's threads of all of them together no more than the
 # cores. With more threads than cores, every parallel kernel waits for threads that are not running

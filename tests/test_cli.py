@@ -219,3 +219,11 @@ def test_train_on_a_dask_scheduler_saves_the_local_fits_model(tmp_path, capsys):
         cli.main(["train", data, "--target", "label", "--model", "adaboost", "--scheduler", "tcp://127.0.0.1:1"])
     assert error.value.code == 2
     assert "gpuforest.dask has no AdaBoostClassifier" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("jobs, message", [("0", "expected at least 1, got 0"), ("two", "expected a whole number")])
+def test_warmup_refuses_jobs_that_are_not_a_positive_count(capsys, jobs, message):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["warmup", "--jobs", jobs])
+    assert exit_info.value.code == 2
+    assert f"argument --jobs: {message}" in capsys.readouterr().err

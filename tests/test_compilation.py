@@ -2,11 +2,17 @@
 
 import importlib.util
 import io
+import os
+import subprocess
+import sys
 
+import numpy as np
 from numba.core import event
 
 import gpuforest
-from gpuforest.compilation import NOTICE, FirstCompileNotice, kernel_cache_directory
+from gpuforest.compilation import (
+    NOTICE, FirstCompileNotice, compile_in_processes, kernel_cache_directory, kernels_cached,
+)
 
 KERNELS = '''
 from numba import njit
@@ -69,3 +75,103 @@ def test_kernel_cache_directory_is_numbas_cache_of_the_cpu_kernels():
 def test_importing_gpuforest_watches_its_kernels():
     watching = [listener for listener in event._registered["numba:compile"] if isinstance(listener, FirstCompileNotice)]
     assert [listener.package for listener in watching] == [gpuforest.__name__]
+
+
+# A child process that compiles ``racing_kernels.double`` for one argument type at the moment its siblings do,
+# into the cache they share, with each save slowed between reading the kernel's index and writing it back.
+RACING_SAVE = '''
+import os
+import sys
+import time
+
+from numba.core import caching
+
+directory, argument, n_processes, locked = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "locked"
+if locked:
+    from gpuforest.compilation import install_cache_lock
+
+    install_cache_lock()
+write_index = caching.IndexDataCacheFile._save_index
+
+
+def slow_write_index(self, overloads):
+    time.sleep(1.0)
+    write_index(self, overloads)
+
+
+caching.IndexDataCacheFile._save_index = slow_write_index
+sys.path.insert(0, directory)
+import racing_kernels  # noqa: E402
+
+open(os.path.join(directory, "ready-" + argument), "w").close()
+while sum(name.startswith("ready-") for name in os.listdir(directory)) < n_processes:
+    time.sleep(0.01)
+racing_kernels.double(eval(argument))
+'''
+
+# A fresh process: each argument's result, and how many signatures came from the cache.
+LOAD_CACHED = '''
+import sys
+
+sys.path.insert(0, sys.argv[1])
+import racing_kernels  # noqa: E402
+
+results = [racing_kernels.double(eval(argument)) for argument in sys.argv[2:]]
+print(repr(results), len(racing_kernels.double.stats.cache_hits))
+'''
+
+RACING_ARGUMENTS = ("3", "3.5", "(3+1j)")
+
+
+def _race_to_save(directory, locked):
+    """Compile ``double`` for ``RACING_ARGUMENTS`` in as many processes at once; returns the fresh process's
+    ``(results, signatures loaded from the cache)``."""
+    (directory / "racing_kernels.py").write_text(KERNELS)
+    environment = {**os.environ, "NUMBA_CACHE_DIR": str(directory / "cache")}
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", RACING_SAVE, str(directory), argument, str(len(RACING_ARGUMENTS)),
+             "locked" if locked else "unlocked"],
+            env=environment,
+        )
+        for argument in RACING_ARGUMENTS
+    ]
+    assert [child.wait(timeout=300) for child in children] == [0] * len(children)
+    loaded = subprocess.run(
+        [sys.executable, "-c", LOAD_CACHED, str(directory), *RACING_ARGUMENTS], env=environment,
+        capture_output=True, text=True, check=True, timeout=300,
+    )
+    results, n_cached = loaded.stdout.rsplit(" ", 1)
+    return results, int(n_cached)
+
+
+def test_processes_compiling_one_kernel_at_once_each_save_their_signature(tmp_path):
+    results, n_cached = _race_to_save(tmp_path, locked=True)
+    assert results == repr([2 * eval(argument) for argument in RACING_ARGUMENTS])
+    assert n_cached == len(RACING_ARGUMENTS)
+
+
+def test_without_the_lock_the_race_loses_signatures(tmp_path):
+    """numba's own saves, unlocked, under the same race: entries are lost (what the lock prevents)."""
+    _, n_cached = _race_to_save(tmp_path, locked=False)
+    assert n_cached < len(RACING_ARGUMENTS)
+
+
+def test_compile_in_processes_runs_every_call_in_other_processes():
+    import operator
+
+    calls = [(1, 2), (3, 4), (5, 6)]
+    assert sorted(compile_in_processes(operator.add, calls, n_jobs=2)) == [3, 7, 11]
+    pids = set(compile_in_processes(os.getpid, [(), ()], n_jobs=2))
+    assert os.getpid() not in pids and len(pids) >= 1
+    # One process: the calls run here, in order.
+    assert list(compile_in_processes(operator.add, calls, n_jobs=1)) == [3, 7, 11]
+    assert list(compile_in_processes(os.getpid, [()], n_jobs=4)) == [os.getpid()]
+
+
+def test_kernels_cached_once_a_fit_has_saved_the_histogram_kernel():
+    X = np.arange(40.0).reshape(20, 2)
+    gpuforest.DecisionTreeClassifier(max_depth=2, device="cpu").fit(X, np.arange(20) % 2)
+    saved = [name for name in os.listdir(kernel_cache_directory()) if "._build_histograms-" in name]
+    assert any(name.endswith(".nbi") for name in saved)
+    assert kernels_cached()

@@ -8,6 +8,7 @@ import sys
 import pytest
 from sklearn.model_selection import train_test_split
 
+from gpuforest import demo
 from gpuforest.demo import _datasets, _models, _warm_up, write_chart
 
 pytest.importorskip("matplotlib")
@@ -70,3 +71,17 @@ def test_the_warm_up_takes_every_kernel_of_the_table_fits():
         for _, ours, _ in _models(task, forest_params):
             ours.fit(X_train, y_train).predict(X_test)
     assert kernel_specialisations() - warmed == set()
+
+
+@pytest.mark.parametrize("n_processes, shares", [
+    (1, [("tree", "forest", "boosting", "adaboost")]),
+    (2, [("tree", "forest"), ("boosting", "adaboost")]),
+    (8, [("tree",), ("forest",), ("boosting",), ("adaboost",)]),
+])
+def test_families_compile_side_by_side_in_shares_of_the_table_order(monkeypatch, n_processes, shares):
+    launched = []
+    monkeypatch.setattr(demo, "compile_in_processes", lambda function, calls, n_jobs: launched.append(
+        (function, calls, n_jobs)
+    ) or iter(()))
+    demo._compile_side_by_side(n_processes)
+    assert launched == [(demo._warm_up, [(share,) for share in shares], len(shares))]
