@@ -210,14 +210,14 @@ def test_row_leaves_are_the_leaves_the_rows_are_routed_to(backend_class, max_lea
     X[rng.random(X.shape) < 0.1] = np.nan
     X = X.astype(np.float32)
     backend = backend_class()
-    grower, _, _ = make_grower(backend, X, y, n_trees=2, max_features=2, max_leaf_nodes=max_leaf_nodes)
-    for tree_idx, tree in enumerate(grower.grow()):
-        rows, leaves = (backend.to_host(array) for array in grower.row_leaves(tree_idx))
+    tree_grower, _, _ = make_grower(backend, X, y, n_trees=2, max_features=2, max_leaf_nodes=max_leaf_nodes)
+    for tree_idx, tree in enumerate(tree_grower.grow()):
+        rows, leaves = (backend.to_host(array) for array in tree_grower.row_leaves(tree_idx))
         assert np.array_equal(np.sort(rows), np.arange(X.shape[0]))
         assert np.unique(leaves).size > 3
         np.testing.assert_array_equal(leaves, tree.apply(X[rows], backend))
-        boundaries, range_leaves = grower.leaf_ranges(tree_idx)
-        assert (boundaries[0], boundaries[-1]) == tuple(grower.tree_offsets[tree_idx : tree_idx + 2])
+        boundaries, range_leaves = tree_grower.leaf_ranges(tree_idx)
+        assert (boundaries[0], boundaries[-1]) == tuple(tree_grower.tree_offsets[tree_idx : tree_idx + 2])
         np.testing.assert_array_equal(np.repeat(range_leaves, np.diff(boundaries)), leaves)
 
 
@@ -244,14 +244,14 @@ def make_grower(backend, X, y, n_trees=1, first_tree=0, **params):
         **params,
     })
     tree_offsets = np.arange(n_trees + 1, dtype=np.int64) * n_samples
-    grower = TreeGrower(backend, rows, tree_offsets, mapper, stats, 3, params, first_tree=first_tree)
-    return grower, backend.to_host(X_binned), mapper.missing_bin
+    tree_grower = TreeGrower(backend, rows, tree_offsets, mapper, stats, 3, params, first_tree=first_tree)
+    return tree_grower, backend.to_host(X_binned), mapper.missing_bin
 
 
 def grow_with_random_thresholds(backend, X, y, random_thresholds=True):
     """One gini tree of ``X`` (16 bins) grown by ``TreeGrower`` on ``backend``; returns it and the bins."""
-    grower, X_binned, missing_bin = make_grower(backend, X, y, random_thresholds=random_thresholds)
-    (tree,) = grower.grow()
+    tree_grower, X_binned, missing_bin = make_grower(backend, X, y, random_thresholds=random_thresholds)
+    (tree,) = tree_grower.grow()
     return tree, X_binned, missing_bin
 
 
@@ -313,8 +313,8 @@ def test_tree_features_restrict_every_split(six_features, max_features, subtract
     X, y = six_features
     builds = recorded_calls(monkeypatch, CPUBackend, "build_histograms")
     subtractions = recorded_calls(monkeypatch, CPUBackend, "subtract_histograms")
-    grower, _, _ = make_grower(CPUBackend(), X, y, n_trees=3, tree_features=ALLOWED, max_features=max_features)
-    trees = grower.grow()
+    tree_grower, _, _ = make_grower(CPUBackend(), X, y, n_trees=3, tree_features=ALLOWED, max_features=max_features)
+    trees = tree_grower.grow()
     for tree, allowed in zip(trees, ALLOWED):
         used = split_features(tree)
         assert allowed[used].all()
@@ -345,13 +345,13 @@ def test_node_features_are_drawn_among_the_tree_features(six_features):
     """A node's ``max_features`` are ``feature_masks`` over its tree's allowed features in increasing
     order (keyed by the global tree index), scattered back; nodes that cannot split get none."""
     X, y = six_features
-    grower, _, _ = make_grower(CPUBackend(), X, y, n_trees=3, first_tree=5, tree_features=ALLOWED, max_features=2)
+    tree_grower, _, _ = make_grower(CPUBackend(), X, y, n_trees=3, first_tree=5, tree_features=ALLOWED, max_features=2)
     tree = np.array([0, 1, 2, 2, 0, 1], dtype=np.int64)
     node_idx = np.array([0, 3, 0, 7, 12, 1], dtype=np.int64)
     zeros = np.zeros(tree.size, dtype=np.int64)
     nodes = NodeBatch(tree=tree, node_idx=node_idx, depth=zeros, start=zeros, stop=zeros, totals=zeros[:, None])
     splittable = np.array([True, True, True, True, True, False])
-    masks = grower._feature_masks(nodes, splittable)
+    masks = tree_grower._feature_masks(nodes, splittable)
     compact = ref.feature_masks(11, 5 + tree, node_idx, 3, 2)
     for position in range(tree.size):
         expected = np.zeros(6, dtype=bool)
@@ -383,10 +383,10 @@ def test_tree_features_grow_the_same_trees_on_cuda(max_features, monkeypatch):
     subtractions = recorded_calls(monkeypatch, CUDABackend, "subtract_histograms")
     trees = {}
     for backend in (CPUBackend(), get_backend("cuda")):
-        grower, _, _ = make_grower(
+        tree_grower, _, _ = make_grower(
             backend, X, y, n_trees=2, tree_features=allowed, max_features=max_features, max_depth=4
         )
-        trees[backend.name] = grower.grow()
+        trees[backend.name] = tree_grower.grow()
     for cpu_tree, cuda_tree, mask in zip(trees["cpu"], trees["cuda"], allowed):
         for name in TREE_ARRAYS + ("bin_threshold", "n_node_samples"):
             np.testing.assert_array_equal(getattr(cuda_tree, name), getattr(cpu_tree, name), err_msg=name)
@@ -556,11 +556,11 @@ def test_trees_with_per_tree_statistics_are_the_trees_grown_one_by_one(case):
         tree_params = params
         if subsets is not None:
             tree_params = replace(params, tree_features=subsets[first - first_tree:first - first_tree + count])
-        grower = TreeGrower(
+        tree_grower = TreeGrower(
             backend, rows, np.arange(count + 1, dtype=np.int64) * n_samples, mapper, tree_stats, 1, tree_params,
             first_tree=first,
         )
-        return grower.grow()
+        return tree_grower.grow()
 
     batched = grow(stats, first_tree, n_trees)
     for tree_index, tree in enumerate(batched):
@@ -649,10 +649,10 @@ def grow(backend, X, y, n_classes, min_rows_histogram=None, **params):
         ),
         **params,
     })
-    grower = TreeGrower(backend, rows, np.array([0, n_samples]), mapper, stats, n_classes, params)
+    tree_grower = TreeGrower(backend, rows, np.array([0, n_samples]), mapper, stats, n_classes, params)
     if min_rows_histogram is not None:
-        grower.min_rows_histogram = min_rows_histogram
-    (tree,) = grower.grow()
+        tree_grower.min_rows_histogram = min_rows_histogram
+    (tree,) = tree_grower.grow()
     return tree, backend.to_host(X_binned)
 
 
