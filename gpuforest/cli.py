@@ -29,7 +29,7 @@ from sklearn.utils.multiclass import type_of_target
 import gpuforest
 
 from .backend import DEVICES, get_backend
-from .compilation import compile_in_processes, kernel_cache_directory
+from .compilation import compile_in_processes, kernel_cache_directory, side_by_side_shares
 
 TASKS = ("classification", "regression")
 # --model: the estimator of each task.
@@ -436,11 +436,16 @@ def warmup_fit(model, task, categorical, device):
     return f"{type(estimator).__name__:<28}{kind:<13}{time.perf_counter() - start:>7.2f} s"
 
 
+def warmup_share(models, device):
+    """``warmup_fit`` of every warm-up fit of ``models``, in turn; returns their report lines."""
+    return [warmup_fit(*fit, device) for fit in warmup_fits() if fit[0] in models]
+
+
 def warmup(args):
     total = time.perf_counter()
-    calls = [(*warmup_args, args.device) for warmup_args in warmup_fits()]
-    for line in compile_in_processes(warmup_fit, calls, args.jobs):
-        print(line, flush=True)
+    shares = side_by_side_shares(list(MODELS), args.jobs)
+    for lines in compile_in_processes(warmup_share, [(share, args.device) for share in shares], len(shares)):
+        print("\n".join(lines), flush=True)
     print(f"Fitted every estimator in {time.perf_counter() - total:.1f} s; the CPU kernels are cached in "
           f"{kernel_cache_directory()}.")
 

@@ -20,6 +20,7 @@ import os
 import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
+import numpy as np
 from filelock import FileLock
 from numba.core import caching, event
 
@@ -69,6 +70,19 @@ def compile_in_processes(function, calls, n_jobs=None):
     with ProcessPoolExecutor(n_jobs, mp_context=context, initializer=_silence_first_compile_notice) as pool:
         for future in as_completed([pool.submit(function, *arguments) for arguments in calls]):
             yield future.result()
+
+
+def side_by_side_shares(items, n_processes=None):
+    """``items`` (families of fits, in order) cut into ``n_processes`` consecutive shares (None: one per core; at
+    most one per item), one per process of ``compile_in_processes``: processes that fit different families
+    compile fewer kernels twice (two processes starting on the same family compile the same kernels at once).
+
+    Returns
+    -------
+    list of tuple
+    """
+    n_processes = min(n_processes or os.cpu_count() or 1, len(items))
+    return [tuple(items[i] for i in share) for share in np.array_split(np.arange(len(items)), n_processes)]
 
 
 class FirstCompileNotice(event.Listener):

@@ -28,7 +28,7 @@ from . import (
     RandomForestRegressor,
 )
 from .backend import get_backend
-from .compilation import compile_in_processes, kernels_cached
+from .compilation import compile_in_processes, kernels_cached, side_by_side_shares
 from .plotting import plot_benchmark
 
 CHART_PATH = "demo-results.png"
@@ -103,13 +103,10 @@ def _warm_up(families=FAMILIES):
 
 
 def _compile_side_by_side(n_processes=None):
-    """``_warm_up`` in ``n_processes`` processes (None: one per core), each for its share of ``FAMILIES`` in
-    order, so that the kernels of trees and forests compile beside those of boosting and AdaBoost (families run
-    together in two processes compile what they share twice)."""
-    n_processes = min(n_processes or os.cpu_count() or 1, len(FAMILIES))
-    shares = np.array_split(np.arange(len(FAMILIES)), n_processes)
-    calls = [(tuple(FAMILIES[i] for i in share),) for share in shares]
-    for _ in compile_in_processes(_warm_up, calls, n_processes):
+    """``_warm_up`` in ``n_processes`` processes (None: one per core), each for its share of ``FAMILIES``
+    (``side_by_side_shares``): the kernels of trees and forests compile beside those of boosting and AdaBoost."""
+    shares = side_by_side_shares(FAMILIES, n_processes)
+    for _ in compile_in_processes(_warm_up, [(share,) for share in shares], len(shares)):
         pass
 
 

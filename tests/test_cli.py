@@ -227,3 +227,12 @@ def test_warmup_refuses_jobs_that_are_not_a_positive_count(capsys, jobs, message
         cli.main(["warmup", "--jobs", jobs])
     assert exit_info.value.code == 2
     assert f"argument --jobs: {message}" in capsys.readouterr().err
+
+
+def test_warmup_share_fits_its_models_in_the_warmup_order(monkeypatch):
+    fitted = []
+    monkeypatch.setattr(cli, "warmup_fit", lambda *fit: fitted.append(fit) or str(fit))
+    lines = cli.warmup_share(("forest", "adaboost"), "cpu")
+    expected = [(*fit, "cpu") for fit in cli.warmup_fits() if fit[0] in ("forest", "adaboost")]
+    assert fitted == expected and lines == [str(fit) for fit in expected]
+    assert {fit[0] for fit in fitted} == {"forest", "adaboost"} and len(fitted) == 8

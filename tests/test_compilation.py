@@ -7,11 +7,12 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 from numba.core import event
 
 import gpuforest
 from gpuforest.compilation import (
-    NOTICE, FirstCompileNotice, compile_in_processes, kernel_cache_directory, kernels_cached,
+    NOTICE, FirstCompileNotice, compile_in_processes, kernel_cache_directory, kernels_cached, side_by_side_shares,
 )
 
 KERNELS = '''
@@ -175,3 +176,17 @@ def test_kernels_cached_once_a_fit_has_saved_the_histogram_kernel():
     saved = [name for name in os.listdir(kernel_cache_directory()) if "._build_histograms-" in name]
     assert any(name.endswith(".nbi") for name in saved)
     assert kernels_cached()
+
+
+@pytest.mark.parametrize("n_processes, shares", [
+    (1, [("a", "b", "c", "d", "e")]),
+    (2, [("a", "b", "c"), ("d", "e")]),
+    (3, [("a", "b"), ("c", "d"), ("e",)]),
+    (9, [("a",), ("b",), ("c",), ("d",), ("e",)]),
+])
+def test_side_by_side_shares_are_consecutive_and_cover_every_item_once(n_processes, shares):
+    assert side_by_side_shares(list("abcde"), n_processes) == shares
+
+
+def test_side_by_side_shares_default_to_one_per_core():
+    assert len(side_by_side_shares(list(range(64)))) == min(64, os.cpu_count())

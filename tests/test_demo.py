@@ -73,15 +73,10 @@ def test_the_warm_up_takes_every_kernel_of_the_table_fits():
     assert kernel_specialisations() - warmed == set()
 
 
-@pytest.mark.parametrize("n_processes, shares", [
-    (1, [("tree", "forest", "boosting", "adaboost")]),
-    (2, [("tree", "forest"), ("boosting", "adaboost")]),
-    (8, [("tree",), ("forest",), ("boosting",), ("adaboost",)]),
-])
-def test_families_compile_side_by_side_in_shares_of_the_table_order(monkeypatch, n_processes, shares):
+def test_families_compile_side_by_side_in_shares_of_the_table_order(monkeypatch):
     launched = []
     monkeypatch.setattr(demo, "compile_in_processes", lambda function, calls, n_jobs: launched.append(
         (function, calls, n_jobs)
     ) or iter(()))
-    demo._compile_side_by_side(n_processes)
-    assert launched == [(demo._warm_up, [(share,) for share in shares], len(shares))]
+    demo._compile_side_by_side(2)
+    assert launched == [(demo._warm_up, [(("tree", "forest"),), (("boosting", "adaboost"),)], 2)]
