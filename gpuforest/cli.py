@@ -444,7 +444,7 @@ def warmup_share(models, device):
 def warmup(args):
     total = time.perf_counter()
     shares = side_by_side_shares(list(MODELS), args.jobs)
-    for lines in compile_in_processes(warmup_share, [(share, args.device) for share in shares], len(shares)):
+    for lines in compile_in_processes(warmup_share, [(share, args.device) for share in shares]):
         print("\n".join(lines), flush=True)
     print(f"Fitted every estimator in {time.perf_counter() - total:.1f} s; the CPU kernels are cached in "
           f"{kernel_cache_directory()}.")

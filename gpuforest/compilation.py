@@ -45,29 +45,27 @@ def kernels_cached():
     return os.path.exists(histogram._build_histograms._cache._cache_file._index_path)
 
 
-def compile_in_processes(function, calls, n_jobs=None):
-    """``function(*arguments)`` for each ``arguments`` of ``calls``, in ``n_jobs`` spawned processes that compile
-    into the kernel cache side by side (numba compiles on one core; ``install_cache_lock`` keeps their saves
-    apart). Yields the results as they finish.
+def compile_in_processes(function, calls):
+    """``function(*arguments)`` for each ``arguments`` of ``calls``, in as many spawned processes (a process
+    free again takes the next call), compiling into the kernel cache side by side (numba compiles on one core;
+    ``install_cache_lock`` keeps their saves apart); a single call runs in this process. Yields the results as they finish. The
+    processes keep quiet about compiling: this one says it (``NOTICE``) for them.
 
     Parameters
     ----------
     function : callable
         A module-level function (its processes import it).
     calls : list of tuple
-    n_jobs : int or None, default=None
-        Processes; None: one per core. At most one per call; with one, the calls run in this process. The
-        processes keep quiet about compiling: this one says it (``NOTICE``) for them.
+        One per process: ``side_by_side_shares`` cuts the work into as many as there are cores.
     """
-    n_jobs = min(n_jobs or os.cpu_count() or 1, len(calls))
-    if n_jobs <= 1:
+    if len(calls) <= 1:
         for arguments in calls:
             yield function(*arguments)
         return
     if not kernels_cached():
         FIRST_COMPILE_NOTICE.announce(kernel_cache_directory())
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(n_jobs, mp_context=context, initializer=_silence_first_compile_notice) as pool:
+    with ProcessPoolExecutor(len(calls), mp_context=context, initializer=_silence_first_compile_notice) as pool:
         for future in as_completed([pool.submit(function, *arguments) for arguments in calls]):
             yield future.result()
 

@@ -106,7 +106,7 @@ def _compile_side_by_side(n_processes=None):
     """``_warm_up`` in ``n_processes`` processes (None: one per core), each for its share of ``FAMILIES``
     (``side_by_side_shares``): the kernels of trees and forests compile beside those of boosting and AdaBoost."""
     shares = side_by_side_shares(FAMILIES, n_processes)
-    for _ in compile_in_processes(_warm_up, [(share,) for share in shares], len(shares)):
+    for _ in compile_in_processes(_warm_up, [(share,) for share in shares]):
         pass
 
 

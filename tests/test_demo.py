@@ -75,8 +75,8 @@ def test_the_warm_up_takes_every_kernel_of_the_table_fits():
 
 def test_families_compile_side_by_side_in_shares_of_the_table_order(monkeypatch):
     launched = []
-    monkeypatch.setattr(demo, "compile_in_processes", lambda function, calls, n_jobs: launched.append(
-        (function, calls, n_jobs)
-    ) or iter(()))
+    monkeypatch.setattr(
+        demo, "compile_in_processes", lambda function, calls: launched.append((function, calls)) or iter(())
+    )
     demo._compile_side_by_side(2)
-    assert launched == [(demo._warm_up, [(("tree", "forest"),), (("boosting", "adaboost"),)], 2)]
+    assert launched == [(demo._warm_up, [(("tree", "forest"),), (("boosting", "adaboost"),)])]
