@@ -26,15 +26,19 @@ def small_data(seed=0, n_samples=150):
 
 def test_binned_rows_are_the_bins_in_each_backends_layout():
     X, _ = small_data()
-    for backend, contiguous in ((CPUBackend(), "c_contiguous"), (CUDABackend(), "f_contiguous")):
+    for backend in (CPUBackend(), CUDABackend()):
         bin_mapper = BinMapper(16).fit(X)
         binned = BinnedTraining(backend, bin_mapper, X).binned_rows
-        X_binned = backend.to_host(binned.X_binned)
-        # The CPU's row-wise histogram kernel reads a row's bins from one cache line; a CUDA warp one feature of
-        # consecutive rows. Either way one array serves every kernel.
-        assert getattr(X_binned.flags, contiguous)
-        assert binned.histogram_bins is binned.X_binned
-        np.testing.assert_array_equal(X_binned, np.searchsorted(np.unique(X), X))  # values 0..7 are bins 0..7
+        X_binned, histogram_bins = backend.to_host(binned.X_binned), backend.to_host(binned.histogram_bins)
+        # The partitions read one feature of many rows (a CUDA warp: of consecutive rows), the CPU's row-wise
+        # histogram kernel a row's bins from one cache line; the CUDA histogram kernel reads the columns too.
+        assert X_binned.flags.f_contiguous
+        if backend.name == "cpu":
+            assert histogram_bins.flags.c_contiguous and not np.shares_memory(histogram_bins, X_binned)
+        else:
+            assert binned.histogram_bins is binned.X_binned
+        for bins in (X_binned, histogram_bins):
+            np.testing.assert_array_equal(bins, np.searchsorted(np.unique(X), X))  # values 0..7 are bins 0..7
 
 
 def test_a_tree_grown_on_binned_rows_is_scikit_learns():

@@ -110,7 +110,7 @@ def apply_multiway_splits(
 
     Parameters
     ----------
-    X_binned : ndarray of shape (n_samples, n_features), dtype uint8 (the CPU backend's: C order)
+    X_binned : ndarray of shape (n_samples, n_features), dtype uint8 (the backends': Fortran order)
     sample_indices, scratch : ndarray of shape (n_entries,), dtype int32
         ``scratch`` is working memory of the same size.
     node_start, node_stop : ndarray of shape (n_nodes,), dtype int64
