@@ -139,32 +139,50 @@ _TREES = (
     f"{MIN_HESSIAN_LEAF:g} per leaf, no L2, {VALUE_BINS} value bins, every row and feature, no early stopping, "
     "all cores."
 )
-SETTINGS_NOTES = {
-    "gpuforest": (
-        f"max_bins={VALUE_BINS + 1}: {VALUE_BINS} value bins plus one for missing values. grow_policy='depthwise': "
-        "depth-wise, only max_depth bounds the tree. Threads: numba's default, all cores."
-    ),
-    "scikit-learn": (
-        f"max_bins={VALUE_BINS} value bins (plus its missing-value bin); max_leaf_nodes=None; early_stopping=False "
-        f"(its 'auto' stops early from 10,000 rows). Its smallest leaf hessian is fixed at {MIN_HESSIAN_LEAF:g}. "
-        "OpenMP threads: all cores."
-    ),
-    "lightgbm": (
-        "Leaf-wise growth: num_leaves = 2**max_depth (the full tree; LightGBM's limit is 131072), so that only "
-        f"max_depth bounds the tree as in the others (255 would stop one split short of a full depth-8 tree). "
-        f"min_child_samples={MIN_SAMPLES_LEAF} (= min_samples_leaf), min_child_weight (min_sum_hessian_in_leaf)="
-        f"{MIN_HESSIAN_LEAF:g}, reg_lambda=0, max_bin={VALUE_BINS}; no bagging; no early stopping (no eval set); "
-        "row- or column-wise histograms: LightGBM's own choice."
-    ),
-    "xgboost": (
-        "Depth-wise. XGBoost has no rows-per-leaf limit, only min_child_weight, a hessian sum: its default 1 "
-        "would need 4 rows per leaf at hessian 0.25 (log loss), so it is set to "
-        f"{MIN_HESSIAN_LEAF:g} for classification, as the others' smallest hessian (leaves may then hold fewer than "
-        f"{MIN_SAMPLES_LEAF} rows), and to {MIN_SAMPLES_LEAF} for regression, where the hessian is 1 per row: "
-        f"exactly {MIN_SAMPLES_LEAF} rows. reg_lambda=0 (its default is 1); max_bin={VALUE_BINS} value bins "
-        "(missing values apart); no early stopping (no eval set); device follows --device."
-    ),
-}
+def settings_notes(leaves):
+    """Each library's settings explained, for depth-wise trees or best-first ones of ``leaves`` leaves."""
+    if leaves is None:
+        growth = {
+            "gpuforest": "grow_policy='depthwise': depth-wise, only max_depth bounds the tree.",
+            "lightgbm": (
+                "Leaf-wise growth: num_leaves = 2**max_depth (the full tree; LightGBM's limit is 131072), so that "
+                "only max_depth bounds the tree as in the others (255 would stop one split short of a full depth-8 "
+                "tree)."
+            ),
+            "xgboost": "Depth-wise.",
+        }
+    else:
+        growth = {
+            "gpuforest": f"grow_policy='lossguide', max_leaf_nodes={leaves}: best-first (the largest gain first).",
+            "lightgbm": f"Leaf-wise growth, num_leaves={leaves}.",
+            "xgboost": f"grow_policy='lossguide', max_leaves={leaves}.",
+        }
+    return {
+        "gpuforest": (
+            f"max_bins={VALUE_BINS + 1}: {VALUE_BINS} value bins plus one for missing values. {growth['gpuforest']} "
+            "Threads: numba's default, all cores."
+        ),
+        "scikit-learn": (
+            f"max_bins={VALUE_BINS} value bins (plus its missing-value bin); max_leaf_nodes={leaves}; "
+            "early_stopping=False (its 'auto' stops early from 10,000 rows). Its smallest leaf hessian is fixed at "
+            f"{MIN_HESSIAN_LEAF:g}. OpenMP threads: all cores."
+        ),
+        "lightgbm": (
+            f"{growth['lightgbm']} min_child_samples={MIN_SAMPLES_LEAF} (= min_samples_leaf), min_child_weight "
+            f"(min_sum_hessian_in_leaf)={MIN_HESSIAN_LEAF:g}, reg_lambda=0, max_bin={VALUE_BINS}; no bagging; no early "
+            "stopping (no eval set); row- or column-wise histograms: LightGBM's own choice."
+        ),
+        "xgboost": (
+            f"{growth['xgboost']} XGBoost has no rows-per-leaf limit, only min_child_weight, a hessian sum: its "
+            "default 1 would need 4 rows per leaf at hessian 0.25 (log loss), so it is set to "
+            f"{MIN_HESSIAN_LEAF:g} for classification, as the others' smallest hessian (leaves may then hold fewer "
+            f"than {MIN_SAMPLES_LEAF} rows), and to {MIN_SAMPLES_LEAF} for regression, where the hessian is 1 per row: "
+            f"exactly {MIN_SAMPLES_LEAF} rows. reg_lambda=0 (its default is 1); max_bin={VALUE_BINS} value bins "
+            "(missing values apart); no early stopping (no eval set); device follows --device."
+        ),
+    }
+
+
 ADABOOST_NOTES = {
     "gpuforest": (
         "estimator=None: decision stumps, on binned features (max_bins default: 255 value bins plus one for "
@@ -246,7 +264,7 @@ def _markdown(report):
             f"{'depth-wise' if leaves is None else f'best-first, {leaves} leaves'}, "
             f"learning_rate={result['learning_rate']}, {VALUE_BINS} value bins"
         )
-        notes = SETTINGS_NOTES
+        notes = settings_notes(leaves)
     if task == "regression":
         metrics = [("rmse", "test RMSE", ".3f"), ("r2", "test R^2", ".4f")]
     else:

@@ -349,50 +349,39 @@ class Backend:
             return self.xp.empty((bin_mapper.n_thresholds_.shape[0], 0), dtype=np.float64)
         return self.to_device(bin_mapper.bin_values())
 
-    def find_best_splits_from_histograms(
-        self, hist, hist_rows, totals, feature_mask, is_categorical, bin_mapper, stats, min_samples_leaf,
-        min_weight_leaf, threshold_draws=None, monotonic_cst=None, value_bounds=None,
+    def find_best_splits(
+        self, rows, hist, hist_rows, node_start, node_stop, node_tree, totals, feature_mask, is_categorical,
+        bin_mapper, stats, min_samples_leaf, min_weight_leaf, threshold_draws=None, monotonic_cst=None,
+        value_bounds=None,
     ):
-        """Best split per node; ``is_categorical`` (n_features,) bool marks the categorical features;
-        ``threshold_draws`` (n_nodes, n_features) draws random thresholds; ``monotonic_cst`` (n_features,)
-        and ``value_bounds`` (n_nodes, 2) constrain the splits (``split_constraints``)."""
-        draws = self._threshold_draws_or_best(threshold_draws, feature_mask.shape[1])
-        (hist_rows, totals, feature_mask, categorical_features, n_bins_non_missing, inv_scales,
-         min_weight_leaf, monotonic_cst, value_bounds) = self.to_device_many(
-            hist_rows, totals, feature_mask, _categorical_features(is_categorical), bin_mapper.n_bins_non_missing_,
-            stats.inv_scales, min_weight_leaf, *split_constraints(monotonic_cst, value_bounds, feature_mask.shape),
-        )
-        return self._split_result(
-            hist_rows.shape[0],
-            totals.shape[1],
-            lambda outputs: self.kernels.splitting.find_best_splits_from_histograms(
-                hist, hist_rows, totals, feature_mask, categorical_features, draws, self._bin_values(bin_mapper, draws),
-                n_bins_non_missing, bin_mapper.missing_bin, stats.criterion, inv_scales, stats.regularization,
-                min_samples_leaf, min_weight_leaf, monotonic_cst, value_bounds, *outputs,
-            ),
-        )
+        """Best split per node, in one call for a level (``SplitResult``, host arrays).
 
-    def find_best_splits_from_rows(
-        self, rows, node_start, node_stop, node_tree, totals, feature_mask, is_categorical, bin_mapper, stats,
-        min_samples_leaf, min_weight_leaf, threshold_draws=None, monotonic_cst=None, value_bounds=None,
-    ):
-        """Best split per node from its rows (read in the histogram layout, ``rows.histogram_bins``);
-        ``is_categorical``, ``threshold_draws``, ``monotonic_cst`` and ``value_bounds`` as in
-        ``find_best_splits_from_histograms``."""
+        ``hist_rows`` (n_nodes,) int64 says where each node's split is searched: in ``hist[hist_rows[node]]``
+        (``hist`` on the device; None when no node has one), from its rows (``FROM_ROWS``: the rows of
+        ``node_start``, ``node_stop`` and ``node_tree``, read in the histogram layout, ``rows.histogram_bins``),
+        or nowhere (``NOT_SEARCHED``: no split). ``is_categorical`` (n_features,) bool marks the categorical
+        features; ``threshold_draws`` (n_nodes, n_features) draws random thresholds; ``monotonic_cst``
+        (n_features,) and ``value_bounds`` (n_nodes, 2) constrain the splits (``split_constraints``).
+        """
+        n_nodes, n_slots = totals.shape
+        if hist is None:
+            hist = self.xp.empty((0, feature_mask.shape[1], 1, n_slots), dtype=np.int64)
         draws = self._threshold_draws_or_best(threshold_draws, feature_mask.shape[1])
-        (node_start, node_stop, node_tree, totals, feature_mask, categorical_features, inv_scales,
-         min_weight_leaf, monotonic_cst, value_bounds) = self.to_device_many(
-            node_start, node_stop, node_tree, totals, feature_mask, _categorical_features(is_categorical),
-            stats.inv_scales, min_weight_leaf, *split_constraints(monotonic_cst, value_bounds, feature_mask.shape),
+        (hist_rows, node_start, node_stop, node_tree, totals, feature_mask, categorical_features, n_bins_non_missing,
+         inv_scales, min_weight_leaf, monotonic_cst, value_bounds) = self.to_device_many(
+            hist_rows, node_start, node_stop, node_tree, totals, feature_mask, _categorical_features(is_categorical),
+            bin_mapper.n_bins_non_missing_, stats.inv_scales, min_weight_leaf,
+            *split_constraints(monotonic_cst, value_bounds, feature_mask.shape),
         )
         return self._split_result(
-            node_start.shape[0],
-            totals.shape[1],
-            lambda outputs: self.kernels.splitting.find_best_splits_from_rows(
-                rows.histogram_bins, rows.sample_indices, node_start, node_stop, node_tree, rows.sample_counts,
-                rows.row_slot, rows.row_stats, rows.stats_stride, totals, feature_mask, categorical_features, draws,
-                self._bin_values(bin_mapper, draws), bin_mapper.missing_bin, stats.criterion, inv_scales,
-                stats.regularization, min_samples_leaf, min_weight_leaf, monotonic_cst, value_bounds, *outputs,
+            n_nodes,
+            n_slots,
+            lambda outputs: self.kernels.splitting.find_best_splits(
+                hist, hist_rows, rows.histogram_bins, rows.sample_indices, node_start, node_stop, node_tree,
+                rows.sample_counts, rows.row_slot, rows.row_stats, rows.stats_stride, totals, feature_mask,
+                categorical_features, draws, self._bin_values(bin_mapper, draws), n_bins_non_missing,
+                bin_mapper.missing_bin, stats.criterion, inv_scales, stats.regularization, min_samples_leaf,
+                min_weight_leaf, monotonic_cst, value_bounds, *outputs,
             ),
         )
 

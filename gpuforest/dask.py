@@ -51,7 +51,7 @@ from .backend import CPUBackend, RowData
 from .binning import BinMapper
 from .decision_tree import encode_classes, growth_params, validate_fit_data, x_dtype
 from .grower import TreeGrower
-from .kernels.common import PURPOSE_BINNING, bootstrap_row, category_goes_left, goes_left
+from .kernels.common import FROM_ROWS, PURPOSE_BINNING, bootstrap_row, category_goes_left, goes_left
 from .kernels.cpu.sampling import uniform_per_row
 from .pruning import prunes
 from .statistics import classification_statistics, newton_statistics, regression_statistics
@@ -59,6 +59,12 @@ from .statistics import classification_statistics, newton_statistics, regression
 # Partial sums combined per reduction task: a tree of depth log_8(n_partitions) (one task for up to 8
 # partitions: each level of the tree is one more hop through the scheduler, about 8 ms).
 REDUCTION_FAN_IN = 8
+# The rows of a split search of histograms alone (``DaskBackend.find_best_splits``): none, of the kernels' types.
+NO_ROWS = RowData(
+    X_binned=np.empty((0, 0), dtype=np.uint8), histogram_bins=np.empty((0, 0), dtype=np.uint8),
+    sample_indices=np.empty(0, dtype=np.int32), sample_counts=np.empty((0, 0), dtype=np.int32),
+    row_slot=np.empty(0, dtype=np.int32), row_stats=np.empty((0, 0), dtype=np.int64),
+)
 
 
 # --- the work of the workers: pure functions of a partition ---------------------------------------------
@@ -279,7 +285,7 @@ class DaskBackend(CPUBackend):
     """The CPU backend whose row operations run on the partitions of a Dask cluster, their results summed.
 
     Histograms and node totals are built by one task per partition and summed by a tree reduction;
-    ``find_best_splits_from_rows`` searches the summed histograms of its nodes; ``apply_splits`` records
+    ``find_best_splits`` searches the summed histograms of the nodes it would scan by their rows; ``apply_splits`` records
     the splits that the next tasks route the rows by. Everything else is the CPU backend's, on the client.
 
     Parameters
@@ -325,19 +331,26 @@ class DaskBackend(CPUBackend):
         out[node_rows[nodes], features] = pairs
         return out
 
-    def find_best_splits_from_rows(
-        self, rows, node_start, node_stop, node_tree, totals, feature_mask, is_categorical, bin_mapper, stats,
-        min_samples_leaf, min_weight_leaf, threshold_draws=None, monotonic_cst=None, value_bounds=None,
+    def find_best_splits(
+        self, rows, hist, hist_rows, node_start, node_stop, node_tree, totals, feature_mask, is_categorical,
+        bin_mapper, stats, min_samples_leaf, min_weight_leaf, threshold_draws=None, monotonic_cst=None,
+        value_bounds=None,
     ):
-        """The best splits of the nodes' histograms, built from their rows on the workers: the scan of their
-        rows counts the same integer sums."""
-        hist = self.build_histograms(
-            rows, node_start, node_stop, node_tree, bin_mapper.max_bins, stats.n_slots, feature_mask
-        )
-        return self.find_best_splits_from_histograms(
-            hist, np.arange(hist.shape[0]), totals, feature_mask, is_categorical, bin_mapper, stats,
-            min_samples_leaf, min_weight_leaf, threshold_draws=threshold_draws, monotonic_cst=monotonic_cst,
-            value_bounds=value_bounds,
+        """The nodes ``FROM_ROWS`` searched in their histograms, built from their rows on the workers (the scan
+        of their rows counts the same integer sums), after those of the level."""
+        from_rows = np.flatnonzero(hist_rows == FROM_ROWS)
+        if from_rows.size:
+            row_hist = self.build_histograms(
+                rows, node_start[from_rows], node_stop[from_rows], node_tree[from_rows], bin_mapper.max_bins,
+                stats.n_slots, feature_mask[from_rows],
+            )
+            hist_rows = hist_rows.copy()
+            hist_rows[from_rows] = (0 if hist is None else hist.shape[0]) + np.arange(from_rows.size)
+            hist = row_hist if hist is None else np.concatenate([hist, row_hist])
+        return super().find_best_splits(
+            NO_ROWS, hist, hist_rows, node_start, node_stop, node_tree, totals, feature_mask, is_categorical,
+            bin_mapper, stats, min_samples_leaf, min_weight_leaf, threshold_draws=threshold_draws,
+            monotonic_cst=monotonic_cst, value_bounds=value_bounds,
         )
 
     def apply_splits(

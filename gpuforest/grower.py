@@ -29,7 +29,7 @@ from .best_first import HistogramPool, NodeTable, commit_splits, leaves_to_expan
 from .constraints import (
     children_bounds, children_groups, clip_values, constrained_values, group_features, root_bounds,
 )
-from .kernels.common import NO_SPLIT, PURPOSE_COLUMNS
+from .kernels.common import FROM_ROWS, NOT_SEARCHED, PURPOSE_COLUMNS
 from .level import allowed_splits, histogram_plan, number_children, split_children, stopping_rules
 from .tree import CATEGORICAL, CATEGORY_WORDS, NUMERIC, TREE_LEAF, TREE_UNDEFINED, Tree
 
@@ -529,7 +529,7 @@ class TreeGrower:
         (``_feature_masks``); ``parent_hist`` (for subtraction) comes only when
         every node of a tree evaluates the same features, its parent's.
         """
-        hist_row = np.full(nodes.size, -1, dtype=np.int64)
+        hist_row = np.full(nodes.size, FROM_ROWS, dtype=np.int64)
         no_parents = np.empty(0, dtype=np.int64)
         build, derive, derive_from, derive_parent = histogram_plan(
             nodes.counts, needs_hist, no_parents if parent_hist is None else parent_hist_row
@@ -568,60 +568,26 @@ class TreeGrower:
         return buffer[:n_hist]
 
     def _best_splits(self, nodes, splittable, masks, hist, hist_row):
-        """Best split of every node over its features in ``masks`` (``NO_SPLIT`` for those not splittable)."""
+        """Best split of every node over its features in ``masks`` (``NO_SPLIT`` for those not splittable), in
+        one search of the level: a node with a histogram (``hist_row``) from it, the others from their rows."""
         params, stats = self.params, self.stats
-        evaluate = np.flatnonzero(splittable)
-        if evaluate.size == 0:
-            return self._no_splits(nodes.size)
-        min_weight_leaf = self.min_weight_leaf[nodes.tree[evaluate]] * stats.kernel_weight_outputs
         draws = None
         if params.random_thresholds:
             draws = self.backend.threshold_draws(
-                params.seed, self.first_tree + nodes.tree[evaluate], nodes.node_idx[evaluate], self.n_features
+                params.seed, self.first_tree + nodes.tree, nodes.node_idx, self.n_features
             )
-        from_hist = hist_row[evaluate] >= 0
-        subset_results = None
-        for subset, use_hist in ((np.flatnonzero(from_hist), True), (np.flatnonzero(~from_hist), False)):
-            if subset.size == 0:
-                continue
-            positions = evaluate[subset]
-            subset_draws = None if draws is None else draws[subset]
-            if use_hist:
-                result = self.backend.find_best_splits_from_histograms(
-                    hist, hist_row[positions], nodes.totals[positions], masks[positions], self.is_categorical,
-                    self.bin_mapper, stats, params.min_samples_leaf, min_weight_leaf[subset],
-                    threshold_draws=subset_draws, **self._constraints(nodes, positions),
-                )
-            else:
-                result = self.backend.find_best_splits_from_rows(
-                    self.rows, nodes.start[positions], nodes.stop[positions], nodes.tree[positions],
-                    nodes.totals[positions], masks[positions], self.is_categorical, self.bin_mapper, stats,
-                    params.min_samples_leaf, min_weight_leaf[subset], threshold_draws=subset_draws,
-                    **self._constraints(nodes, positions),
-                )
-            if positions.size == nodes.size:
-                # Every node searched in one call (a deep level's usual case): its result is the level's.
-                return result
-            if subset_results is None:
-                subset_results = self._no_splits(nodes.size)
-            for target, source in zip(subset_results.outputs(), result.outputs()):
-                target[positions] = source
-        return subset_results
+        return self.backend.find_best_splits(
+            self.rows, hist, np.where(splittable, hist_row, NOT_SEARCHED), nodes.start, nodes.stop, nodes.tree,
+            nodes.totals, masks, self.is_categorical, self.bin_mapper, stats, params.min_samples_leaf,
+            self.min_weight_leaf[nodes.tree] * stats.kernel_weight_outputs, threshold_draws=draws,
+            **self._constraints(nodes),
+        )
 
-    def _no_splits(self, n_nodes):
-        """A ``SplitResult`` of ``n_nodes`` nodes without a split: feature ``NO_SPLIT``, gain -inf, not categorical
-        (the other fields unset); the searched nodes' results are written over it."""
-        split = SplitResult.empty(n_nodes, self.stats.n_slots)
-        split.feature[:] = NO_SPLIT
-        split.gain[:] = -np.inf
-        split.categorical[:] = False
-        return split
-
-    def _constraints(self, nodes, positions):
-        """The monotonic constraints of the split search of ``nodes[positions]``, keyword arguments."""
+    def _constraints(self, nodes):
+        """The monotonic constraints of the split search of ``nodes``, keyword arguments."""
         if nodes.bounds is None:
             return {}
-        return {"monotonic_cst": self.params.monotonic_cst, "value_bounds": nodes.bounds[positions]}
+        return {"monotonic_cst": self.params.monotonic_cst, "value_bounds": nodes.bounds}
 
     def _split(self, chosen):
         """Partition the chosen nodes' rows; returns their children for ``_evaluate``."""

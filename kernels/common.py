@@ -270,6 +270,10 @@ def split_gain(
 # numba.cuda kernels call them as device functions.
 
 NO_SPLIT = -1
+# A node's ``hist_rows`` entry in a split search (``find_best_splits``) when its split is searched from its
+# rows, and when it is not searched (its outputs: no split); else the row of its histogram.
+FROM_ROWS = -1
+NOT_SEARCHED = -2
 # The monotonic constraint of a feature without one (an int64, as the constraints' array holds them).
 NO_CONSTRAINT = np.int64(0)
 

@@ -466,3 +466,45 @@ def contribution_problem(n_samples=80, n_features=4, seed=0):
     y = 2 * X[:, 0] + X[:, 1] * X[:, 2] + (X[:, 3] % 2) + 0.1 * rng.normal(size=n_samples)
     X[rng.random((n_samples, n_features)) < 0.1] = np.nan
     return X, y
+
+
+def split_outputs(n_nodes, n_slots):
+    """The outputs of ``find_best_splits``, each filled with garbage the kernels must overwrite."""
+    return {
+        "gain": np.full(n_nodes, 99.0),
+        "feature": np.full(n_nodes, 99, dtype=np.int32),
+        "bin": np.full(n_nodes, 99, dtype=np.int32),
+        "missing_left": np.ones(n_nodes, dtype=bool),
+        "left_totals": np.full((n_nodes, n_slots), 99, dtype=np.int64),
+        "next_bin": np.full(n_nodes, 99, dtype=np.int32),
+        "categorical": np.ones(n_nodes, dtype=bool),
+        "category_bitset": np.full((n_nodes, CATEGORY_WORDS), 99, dtype=np.uint32),
+    }
+
+
+def find_best_splits(
+    splitting, hist, hist_rows, rows, stats, totals, masks, categorical_features, draws, bin_values, missing_bin,
+    min_samples_leaf, min_weight_leaf, monotonic_cst, value_bounds,
+):
+    """``splitting.find_best_splits`` (the cpu or cuda kernels' module) of the nodes of ``rows`` (``make_rows``'
+    dict, or the CUDA tests' batches, with ``X_binned`` in the backend's layout); returns its outputs as a dict
+    (``split_outputs``)."""
+    out = split_outputs(totals.shape[0], totals.shape[1])
+    splitting.find_best_splits(
+        hist, hist_rows, rows["X_binned"], rows["sample_indices"], rows["node_start"],
+        rows["node_stop"], rows["node_tree"], rows["sample_counts"], stats.row_slot, stats.row_stats,
+        stats.stats_stride, totals, masks, categorical_features, draws, bin_values, rows["n_bins_non_missing"],
+        missing_bin, stats.criterion, stats.inv_scales, stats.regularization, min_samples_leaf, min_weight_leaf,
+        monotonic_cst, value_bounds, *out.values(),
+    )
+    return out
+
+
+def both_split_paths(splitting, hist, hist_rows, rows, *args):
+    """``find_best_splits`` of every node from its histogram (``hist[hist_rows]``), then of every node from its
+    rows; ``args`` as in ``find_best_splits`` after ``rows``. Returns the two output dicts."""
+    from_rows = np.full(hist_rows.shape[0], common.FROM_ROWS, dtype=np.int64)
+    return (
+        find_best_splits(splitting, hist, hist_rows, rows, *args),
+        find_best_splits(splitting, hist, from_rows, rows, *args),
+    )

@@ -76,7 +76,7 @@ TREES = textwrap.dedent(
 
     KERNELS = [
         "map_to_bins", "feature_masks", "node_totals", "build_histograms", "subtract_histograms",
-        "find_best_splits_from_histograms", "find_best_splits_from_rows", "apply_splits", "node_values",
+        "find_best_splits", "apply_splits", "node_values",
         "predict_leaves",
     ]
     record(KERNELS)

@@ -19,7 +19,7 @@ from gpuforest.backend import CPUBackend, CUDABackend, get_backend
 from gpuforest.binning import BinMapper
 from gpuforest.grower import GrowthParams, NodeBatch, TreeGrower, feature_count, tree_feature_subsets
 from gpuforest.kernels import common
-from gpuforest.kernels.common import PURPOSE_COLUMNS
+from gpuforest.kernels.common import FROM_ROWS, PURPOSE_COLUMNS
 from gpuforest.kernels.cuda import histogram as cuda_histogram
 from gpuforest.kernels.cuda import splitting as cuda_splitting
 from gpuforest.statistics import newton_statistics
@@ -73,13 +73,14 @@ def test_chunks_count_only_the_nodes_that_need_histograms(monkeypatch):
     monkeypatch.setattr("gpuforest.grower.SMALL_LEVEL_BYTES", 0)
     monkeypatch.setattr("gpuforest.grower.SUBSET_CHUNK_BYTES", 2 * N_FEATURES * 256 * 3 * 8)  # 2 histograms
     builds = recorded_calls(monkeypatch, CPUBackend, "build_histograms")
-    row_scans = recorded_calls(monkeypatch, CPUBackend, "find_best_splits_from_rows")
+    searches = recorded_calls(monkeypatch, CPUBackend, "find_best_splits")
     forest = clone(model).fit(X, y)
     for tree, reference_tree in zip(forest.estimators_, reference.estimators_):
         assert_same_tree(tree.tree_, reference_tree.tree_)
     assert builds and max(node_start.shape[0] for _, node_start, *_ in builds) <= 2
     depth = max(tree.tree_.max_depth for tree in forest.estimators_)
     # A level of small nodes is one call (counting all nodes, chunks of 2 would make hundreds).
+    row_scans = [hist_rows for _, _, hist_rows, *_ in searches if (hist_rows == FROM_ROWS).any()]
     assert len(row_scans) <= 2 * (depth + 1)
 
 

@@ -11,30 +11,36 @@ import pytest
 
 from gpuforest import statistics
 from gpuforest.backend import split_constraints
-from gpuforest.tree import CATEGORY_WORDS, MAX_CATEGORIES
-from gpuforest.kernels.common import MAX_EXHAUSTIVE_CATEGORIES, NO_SPLIT
+from gpuforest.tree import MAX_CATEGORIES
+from gpuforest.kernels.common import FROM_ROWS, MAX_EXHAUSTIVE_CATEGORIES, NO_SPLIT, NOT_SEARCHED
 from gpuforest.kernels.cpu import splitting
 
 try:
     from . import reference as ref
     from .kernel_problems import (
-        CATEGORY_MISSING_BIN, CRITERIA, bitset_codes, categorical_rows, make_rows, make_statistics,
-        reference_histograms, reference_totals, tree_statistics,
+        CATEGORY_MISSING_BIN, CRITERIA, bitset_codes, both_split_paths, categorical_rows, find_best_splits,
+        make_rows, make_statistics, reference_histograms, reference_totals, tree_statistics,
     )
 except ImportError:
     import reference as ref
     from kernel_problems import (
-        CATEGORY_MISSING_BIN, CRITERIA, bitset_codes, categorical_rows, make_rows, make_statistics,
-        reference_histograms, reference_totals, tree_statistics,
+        CATEGORY_MISSING_BIN, CRITERIA, bitset_codes, both_split_paths, categorical_rows, find_best_splits,
+        make_rows, make_statistics, reference_histograms, reference_totals, tree_statistics,
     )
 
 
+def cpu_rows(rows):
+    """``rows`` with ``X_binned`` in the CPU split kernel's layout (C-ordered, as ``BinnedRows.histogram_bins``)."""
+    return dict(rows, X_binned=np.ascontiguousarray(rows["X_binned"]))
+
+
 def run_split_kernels(rows, stats, totals, masks, min_samples_leaf, min_weight_leaf, rng, draws=None):
-    """Both split kernels on the same nodes; returns their outputs as two dicts.
+    """The split search of the same nodes from their histograms and from their rows; returns the outputs of
+    both as two dicts.
 
     ``draws`` (n_nodes, n_features) asks for random thresholds; ``None``, for the best ones.
     """
-    n_nodes, n_slots = totals.shape
+    n_nodes = totals.shape[0]
     if draws is None:
         draws = np.empty((0, masks.shape[1]))
     node_hist = reference_histograms(rows, stats)
@@ -43,38 +49,11 @@ def run_split_kernels(rows, stats, totals, masks, min_samples_leaf, min_weight_l
     hist = rng.integers(-(10**6), 10**6, (n_hist,) + node_hist.shape[1:])
     hist_rows = rng.permutation(n_hist)[:n_nodes].astype(np.int64)
     hist[hist_rows] = node_hist
-
-    def outputs():
-        return {
-            "gain": np.full(n_nodes, 99.0),
-            "feature": np.full(n_nodes, 99, dtype=np.int32),
-            "bin": np.full(n_nodes, 99, dtype=np.int32),
-            "missing_left": np.ones(n_nodes, dtype=bool),
-            "left_totals": np.full((n_nodes, n_slots), 99, dtype=np.int64),
-            "next_bin": np.full(n_nodes, 99, dtype=np.int32),
-            "categorical": np.ones(n_nodes, dtype=bool),
-            "category_bitset": np.full((n_nodes, CATEGORY_WORDS), 99, dtype=np.uint32),
-        }
-
-    common_args = (
-        stats.criterion, stats.inv_scales, stats.regularization, min_samples_leaf, min_weight_leaf,
-        *split_constraints(None, None, masks.shape),
-    )
-    no_categorical = np.empty(0, dtype=np.int32)
     bin_values = ref.skewed_bin_values(masks.shape[1], rows["missing_bin"] + 1)
-    from_hist = outputs()
-    splitting.find_best_splits_from_histograms(
-        hist, hist_rows, totals, masks, no_categorical, draws, bin_values, rows["n_bins_non_missing"],
-        rows["missing_bin"], *common_args, *from_hist.values(),
+    return both_split_paths(
+        splitting, hist, hist_rows, cpu_rows(rows), stats, totals, masks, np.empty(0, dtype=np.int32), draws,
+        bin_values, rows["missing_bin"], min_samples_leaf, min_weight_leaf, *split_constraints(None, None, masks.shape),
     )
-    from_rows = outputs()
-    splitting.find_best_splits_from_rows(
-        rows["X_binned"], rows["sample_indices"], rows["node_start"], rows["node_stop"], rows["node_tree"],
-        rows["sample_counts"], stats.row_slot, stats.row_stats, stats.stats_stride, totals, masks, no_categorical,
-        draws, bin_values, rows["missing_bin"],
-        *common_args, *from_rows.values(),
-    )
-    return from_hist, from_rows
 
 
 def reference_splits(rows, stats, criterion, totals, masks, min_samples_leaf, min_weight_leaf):
@@ -152,6 +131,38 @@ def test_best_splits_match_brute_force(criterion, seed, min_samples_leaf, weight
     assert expected[-1]["feature"] == ref.NO_SPLIT
     if weight_fraction < 0.4:
         assert sum(e["feature"] != ref.NO_SPLIT for e in expected) >= 3  # the test is not vacuous
+
+
+@pytest.mark.parametrize("criterion", ["gini", "squared_error", "newton"])
+def test_one_search_takes_each_node_its_own_way(criterion):
+    """A level's nodes in one call, each from its histogram, from its rows or not searched (``hist_rows``): each
+    searched node's split is the one of a search of every node, a node not searched has the outputs of a node
+    without any feature."""
+    rng = np.random.default_rng(11 + CRITERIA.index(criterion))
+    rows = cpu_rows(make_rows(rng, n_samples=96))
+    stats = make_statistics(rng, criterion, rows["X_binned"].shape[0])
+    totals = reference_totals(rows, stats)
+    hist = reference_histograms(rows, stats)
+    n_nodes, n_features = totals.shape[0], rows["X_binned"].shape[1]
+    way = np.arange(n_nodes) % 3
+    hist_rows = np.where(way == 0, np.arange(n_nodes), np.where(way == 1, FROM_ROWS, NOT_SEARCHED))
+
+    def search(masks, node_hist_rows):
+        return find_best_splits(
+            splitting, hist, node_hist_rows, rows, stats, totals, masks, np.empty(0, dtype=np.int32),
+            np.empty((0, n_features)), ref.skewed_bin_values(n_features, rows["missing_bin"] + 1),
+            rows["missing_bin"], 1, np.zeros(n_nodes), *split_constraints(None, None, masks.shape),
+        )
+
+    masks = np.ones((n_nodes, n_features), dtype=bool)
+    mixed = search(masks, hist_rows)
+    masks[way == 2] = False
+    expected = search(masks, np.arange(n_nodes))
+    for name in expected:
+        np.testing.assert_array_equal(mixed[name], expected[name], err_msg=name)
+    assert (mixed["feature"][way == 2] == NO_SPLIT).all()
+    for searched in (0, 1):
+        assert (mixed["feature"][way == searched] != NO_SPLIT).any()  # not vacuous
 
 
 @pytest.mark.parametrize("criterion", CRITERIA)
@@ -390,35 +401,17 @@ def continuous_statistics(rng, criterion, n_samples, n_classes=2, l2=0.0, l1=0.0
 
 def run_categorical_split_kernels(rows, stats, masks, draws=None, min_samples_leaf=1, min_weight_leaf=None):
     """Both CPU split paths with feature 0 categorical; returns their outputs as two dicts."""
-    n_nodes, n_slots = rows["node_start"].shape[0], stats.n_slots
+    n_nodes = rows["node_start"].shape[0]
     totals = reference_totals(rows, stats)
     hist = reference_histograms(rows, stats)
     draws = np.empty((0, 2)) if draws is None else draws
     min_weight_leaf = np.zeros(n_nodes) if min_weight_leaf is None else min_weight_leaf
     categorical_features = np.array([0], dtype=np.int32)
     bin_values = ref.skewed_bin_values(masks.shape[1], CATEGORY_MISSING_BIN + 1)
-    common_args = (
-        stats.criterion, stats.inv_scales, stats.regularization, min_samples_leaf, min_weight_leaf,
+    from_hist, from_rows = both_split_paths(
+        splitting, hist, np.arange(n_nodes), cpu_rows(rows), stats, totals, masks, categorical_features, draws,
+        bin_values, CATEGORY_MISSING_BIN, min_samples_leaf, min_weight_leaf,
         *split_constraints(None, None, masks.shape),
-    )
-
-    def outputs():
-        return {
-            "gain": np.empty(n_nodes), "feature": np.empty(n_nodes, np.int32), "bin": np.empty(n_nodes, np.int32),
-            "missing_left": np.empty(n_nodes, bool), "left_totals": np.empty((n_nodes, n_slots), np.int64),
-            "next_bin": np.empty(n_nodes, np.int32), "categorical": np.empty(n_nodes, bool),
-            "category_bitset": np.empty((n_nodes, CATEGORY_WORDS), np.uint32),
-        }
-
-    from_hist, from_rows = outputs(), outputs()
-    splitting.find_best_splits_from_histograms(
-        hist, np.arange(n_nodes), totals, masks, categorical_features, draws, bin_values, rows["n_bins_non_missing"],
-        CATEGORY_MISSING_BIN, *common_args, *from_hist.values(),
-    )
-    splitting.find_best_splits_from_rows(
-        np.ascontiguousarray(rows["X_binned"]), rows["sample_indices"], rows["node_start"], rows["node_stop"],
-        rows["node_tree"], rows["sample_counts"], stats.row_slot, stats.row_stats, stats.stats_stride, totals, masks,
-        categorical_features, draws, bin_values, CATEGORY_MISSING_BIN, *common_args, *from_rows.values(),
     )
     for name in from_hist:
         np.testing.assert_array_equal(from_hist[name], from_rows[name], err_msg=name)

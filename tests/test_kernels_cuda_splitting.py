@@ -22,19 +22,18 @@ import pytest
 
 from gpuforest import statistics
 from gpuforest.backend import split_constraints
-from gpuforest.kernels.common import NO_SPLIT
+from gpuforest.kernels.common import FROM_ROWS, NO_SPLIT, NOT_SEARCHED
 from gpuforest.kernels.cpu import sampling as cpu_sampling
 from gpuforest.kernels.cpu import splitting as cpu_splitting
 from gpuforest.kernels.cuda import splitting as cuda_splitting
-from gpuforest.tree import CATEGORY_WORDS
 
 try:
     from . import reference as ref
-    from .kernel_problems import CRITERIA, make_statistics
+    from .kernel_problems import CRITERIA, both_split_paths, find_best_splits, make_statistics
     from .test_kernels_cuda_histogram import cpu_histograms, cpu_totals, make_batch
 except ImportError:
     import reference as ref
-    from kernel_problems import CRITERIA, make_statistics
+    from kernel_problems import CRITERIA, both_split_paths, find_best_splits, make_statistics
     from test_kernels_cuda_histogram import cpu_histograms, cpu_totals, make_batch
 
 OUTPUTS = ("gain", "feature", "bin", "missing_left", "left_totals", "next_bin", "categorical", "category_bitset")
@@ -56,51 +55,30 @@ def small_launches(monkeypatch):
     sys.setswitchinterval(interval)
 
 
-def garbage_outputs(n_nodes, n_slots):
-    return {
-        "gain": np.full(n_nodes, 99.0),
-        "feature": np.full(n_nodes, 99, dtype=np.int32),
-        "bin": np.full(n_nodes, 99, dtype=np.int32),
-        "missing_left": np.ones(n_nodes, dtype=bool),
-        "left_totals": np.full((n_nodes, n_slots), 99, dtype=np.int64),
-        "next_bin": np.full(n_nodes, 99, dtype=np.int32),
-        "categorical": np.ones(n_nodes, dtype=bool),
-        "category_bitset": np.full((n_nodes, CATEGORY_WORDS), 99, dtype=np.uint32),
-    }
-
-
 def run_both(
     module, batch, stats, totals, masks, min_samples_leaf, min_weight_leaf, hist, hist_rows, draws=None,
     categorical_features=None,
 ):
-    """Both split paths of ``module`` (cpu or cuda); returns their outputs as two dicts.
+    """``module.find_best_splits`` (cpu or cuda) of every node from its histogram, then from its rows, then each
+    node its own way (from its histogram, its rows, or not searched, in turn); returns the three output dicts.
 
     ``draws`` (n_nodes, n_features) asks for random thresholds; ``None``, for the best ones.
     ``categorical_features``: the categorical features' indices (None: none).
     """
     if categorical_features is None:
         categorical_features = np.empty(0, dtype=np.int32)
-    common_args = (
-        stats.criterion, stats.inv_scales, stats.regularization, min_samples_leaf, min_weight_leaf,
-        *split_constraints(None, None, masks.shape),
-    )
-    n_nodes = totals.shape[0]
     if draws is None:
         draws = np.empty((0, masks.shape[1]))
-    bin_values = ref.skewed_bin_values(masks.shape[1], batch["missing_bin"] + 1)
-    from_hist = garbage_outputs(n_nodes, stats.n_slots)
-    module.find_best_splits_from_histograms(
-        hist, hist_rows, totals, masks, categorical_features, draws, bin_values, batch["n_bins_non_missing"],
-        batch["missing_bin"], *common_args, *from_hist.values(),
+    if module is cpu_splitting:
+        batch = dict(batch, X_binned=np.ascontiguousarray(batch["X_binned"]))
+    args = (
+        batch, stats, totals, masks, categorical_features, draws,
+        ref.skewed_bin_values(masks.shape[1], batch["missing_bin"] + 1), batch["missing_bin"], min_samples_leaf,
+        min_weight_leaf, *split_constraints(None, None, masks.shape),
     )
-    from_rows = garbage_outputs(n_nodes, stats.n_slots)
-    module.find_best_splits_from_rows(
-        batch["X_binned"], batch["sample_indices"], batch["node_start"], batch["node_stop"], batch["node_tree"],
-        batch["sample_counts"], stats.row_slot, stats.row_stats, stats.stats_stride, totals, masks,
-        categorical_features, draws, bin_values, batch["missing_bin"],
-        *common_args, *from_rows.values(),
-    )
-    return from_hist, from_rows
+    way = np.arange(hist_rows.shape[0]) % 3
+    mixed_rows = np.where(way == 0, hist_rows, np.where(way == 1, FROM_ROWS, NOT_SEARCHED))
+    return (*both_split_paths(module, hist, hist_rows, *args), find_best_splits(module, hist, mixed_rows, *args))
 
 
 def assert_cuda_matches_cpu(
@@ -117,11 +95,12 @@ def assert_cuda_matches_cpu(
     args = (
         batch, stats, totals, masks, min_samples_leaf, min_weight_leaf, hist, hist_rows, draws, categorical_features
     )
-    expected_hist, expected_rows = run_both(cpu_splitting, *args)
-    got_hist, got_rows = run_both(cuda_splitting, *args)
+    expected_hist, expected_rows, expected_mixed = run_both(cpu_splitting, *args)
+    got_hist, got_rows, got_mixed = run_both(cuda_splitting, *args)
     for name in OUTPUTS:
         np.testing.assert_array_equal(got_hist[name], expected_hist[name], err_msg=f"from_histograms {name}")
         np.testing.assert_array_equal(got_rows[name], expected_rows[name], err_msg=f"from_rows {name}")
+        np.testing.assert_array_equal(got_mixed[name], expected_mixed[name], err_msg=f"mixed {name}")
         assert got_hist[name].dtype == expected_hist[name].dtype
     # Bit for bit, not just ==: -0.0 / 0.0 and NaN payloads count.
     assert got_hist["gain"].tobytes() == expected_hist["gain"].tobytes()

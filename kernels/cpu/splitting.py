@@ -43,14 +43,16 @@ import numpy as np
 from numba import njit, prange
 
 from ..common import (
-    NEWTON, NO_CONSTRAINT, NO_SPLIT, base_criterion, category_order_key, category_position, finish_category_split,
+    FROM_ROWS, NEWTON, NO_CONSTRAINT, NO_SPLIT, NOT_SEARCHED, base_criterion, category_order_key, category_position,
+    finish_category_split,
     finish_split_from_histogram, newton_cost, parent_cost, random_threshold_bin, random_threshold_value_bin,
     record_best_feature, scan_threshold, searches_all_subsets, split_constraint,
 )
 
-# Blocks of nodes of find_best_splits_from_rows (one buffer each; many, so that the threads share the work).
+# Blocks of the nodes find_best_splits searches from their rows (one buffer each; many, so that the threads
+# share the work).
 NODE_BLOCKS = 256
-# Blocks of (node, feature) tasks of find_best_splits_from_histograms (one set of scratch arrays each).
+# Blocks of the (node, feature) tasks find_best_splits searches from histograms (one set of scratch arrays each).
 TASK_BLOCKS = 256
 
 
@@ -342,20 +344,32 @@ def _newton_candidate_gain(
     return gain if allowed else -math.inf
 
 
-@njit(parallel=True, cache=True)
-def find_best_splits_from_histograms(
-    hist, hist_rows, totals, feature_mask, categorical_features, threshold_draws, bin_values, n_bins_non_missing,
+def find_best_splits(
+    hist, hist_rows, X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats,
+    stats_stride, totals, feature_mask, categorical_features, threshold_draws, bin_values, n_bins_non_missing,
     missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, monotonic_cst,
     value_bounds, out_gain, out_feature, out_bin, out_missing_left, out_left_totals, out_next_bin, out_categorical,
     out_category_bitset,
 ):
-    """Best split of every node from its histogram.
+    """Best split of every node: from its histogram, or from its rows (small nodes), in one call for a level.
+
+    The nodes with a histogram: ``_scan_histogram_nodes``, then
+    ``_finish_histogram_nodes``; those ``FROM_ROWS``: ``_search_row_nodes``.
+    Each stage is a parallel kernel of its own, called only when it has
+    nodes (an empty parallel region still costs a fork and a join), from
+    Python: numba compiles three small kernels faster than one large one, and
+    a compiled caller would optimise all their code again.
 
     Parameters
     ----------
     hist : ndarray of shape (n_hist, n_features, n_bins, n_slots), dtype int64
     hist_rows : ndarray of shape (n_nodes,), dtype int64
-        The histogram of each node: ``hist[hist_rows[node]]``.
+        Where each node's split is searched: its histogram ``hist[hist_rows[node]]``, or ``FROM_ROWS``, or
+        ``NOT_SEARCHED`` (no split: the outputs of a node without an allowed candidate).
+    X_binned : ndarray of shape (n_samples, n_features), dtype uint8
+        C-ordered (``histogram.build_histograms``' layout: a row's bins share a cache line).
+    sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride
+        The rows of each node, as ``histogram.build_histograms`` reads them.
     totals : ndarray of shape (n_nodes, n_slots), dtype int64
     feature_mask : ndarray of shape (n_nodes, n_features), dtype bool
     categorical_features : ndarray of shape (n_categorical,), dtype int32
@@ -397,19 +411,57 @@ def find_best_splits_from_histograms(
         values go left; zero for numeric splits.
     """
     n_nodes = hist_rows.shape[0]
-    n_features, n_slots = hist.shape[1], hist.shape[3]
+    n_features = feature_mask.shape[1]
     gains = np.empty((n_nodes, n_features))
     bins = np.empty((n_nodes, n_features), dtype=np.int32)
     missing_left = np.empty((n_nodes, n_features), dtype=np.bool_)
-    category_bits = _category_bits_scratch(n_nodes, categorical_features, out_category_bitset)
+    # The chosen and the occupied categories of each (node, categorical feature) scanned (``_best_category_split``).
+    n_categorical, n_words = categorical_features.shape[0], out_category_bitset.shape[1]
+    category_bits = np.empty((n_nodes, n_categorical, 2, n_words), dtype=np.uint32)
+    searched = (gains, bins, missing_left, category_bits)
+    outputs = (
+        out_gain, out_feature, out_bin, out_missing_left, out_left_totals, out_next_bin, out_categorical,
+        out_category_bitset,
+    )
+    hist_nodes = np.flatnonzero(hist_rows >= 0)
+    row_nodes = np.flatnonzero(hist_rows == FROM_ROWS)
+    if hist_nodes.shape[0] > 0:
+        _scan_histogram_nodes(
+            hist, hist_rows, hist_nodes, totals, feature_mask, categorical_features, threshold_draws, bin_values,
+            n_bins_non_missing, missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf,
+            monotonic_cst, value_bounds, *searched,
+        )
+    if row_nodes.shape[0] > 0:
+        _search_row_nodes(
+            X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats,
+            stats_stride, row_nodes, totals, feature_mask, categorical_features, threshold_draws, bin_values,
+            missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, monotonic_cst,
+            value_bounds, *searched, *outputs,
+        )
+    if row_nodes.shape[0] < n_nodes:
+        _finish_histogram_nodes(
+            hist, hist_rows, totals, categorical_features, n_bins_non_missing, missing_bin, *searched, *outputs,
+        )
+
+
+@njit(parallel=True, cache=True)
+def _scan_histogram_nodes(
+    hist, hist_rows, hist_nodes, totals, feature_mask, categorical_features, threshold_draws, bin_values,
+    n_bins_non_missing, missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf,
+    monotonic_cst, value_bounds, gains, bins, missing_left, category_bits,
+):
+    """The best candidate of each (node, feature) of the nodes ``hist_nodes``, from their histograms, into
+    ``gains``, ``bins``, ``missing_left`` and ``category_bits``: ``TASK_BLOCKS`` blocks of (node, feature)
+    tasks, each with one set of scratch arrays."""
+    n_features, n_slots = feature_mask.shape[1], totals.shape[1]
     random_thresholds = threshold_draws.shape[0] > 0
-    n_tasks = n_nodes * n_features
+    n_tasks = hist_nodes.shape[0] * n_features
     n_blocks = min(n_tasks, TASK_BLOCKS)
     for block in prange(n_blocks):
         scratch = _scan_scratch(hist.shape[2], n_slots)
         categories, keys = _category_scratch(hist.shape[2])
         for task in range(block * n_tasks // n_blocks, (block + 1) * n_tasks // n_blocks):
-            node = task // n_features
+            node = hist_nodes[task // n_features]
             feature_idx = task % n_features
             best_gain, best_bin, best_missing_left = -math.inf, NO_SPLIT, False
             if feature_mask[node, feature_idx]:
@@ -418,91 +470,53 @@ def find_best_splits_from_histograms(
                 monotonic, lower, upper = split_constraint(monotonic_cst, value_bounds, node, feature_idx)
                 if position >= 0:
                     best_gain, best_bin, best_missing_left = _best_category_split(
-                        hist[hist_rows[node], feature_idx], totals[node], np.int64(0), np.int64(n_bins_non_missing[feature_idx]),
-                        missing_bin, draw, criterion, inv_scales, regularization, min_samples_leaf,
-                        min_weight_leaf[node], lower, upper, scratch[0], scratch[1], categories, keys,
-                        category_bits[node, position],
+                        hist[hist_rows[node], feature_idx], totals[node], np.int64(0),
+                        np.int64(n_bins_non_missing[feature_idx]), missing_bin, draw, criterion, inv_scales,
+                        regularization, min_samples_leaf, min_weight_leaf[node], lower, upper, scratch[0],
+                        scratch[1], categories, keys, category_bits[node, position],
                     )
                 else:
                     best_gain, best_bin, best_missing_left = _best_threshold(
-                        hist[hist_rows[node], feature_idx], totals[node], np.int64(0), np.int64(n_bins_non_missing[feature_idx]),
-                        missing_bin, draw, bin_values[feature_idx], criterion, inv_scales, regularization,
-                        min_samples_leaf, min_weight_leaf[node], monotonic, lower, upper, *scratch,
+                        hist[hist_rows[node], feature_idx], totals[node], np.int64(0),
+                        np.int64(n_bins_non_missing[feature_idx]), missing_bin, draw, bin_values[feature_idx],
+                        criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf[node], monotonic,
+                        lower, upper, *scratch,
                     )
             gains[node, feature_idx] = best_gain
             bins[node, feature_idx] = best_bin
             missing_left[node, feature_idx] = best_missing_left
 
-    for node in prange(n_nodes):
-        best_feature, position = record_best_feature(
-            gains, bins, node, categorical_features, out_gain, out_feature, out_bin, out_missing_left,
-            out_left_totals, out_next_bin, out_categorical, out_category_bitset,
-        )
-        if best_feature == NO_SPLIT:
-            continue
-        feature_hist = hist[hist_rows[node], best_feature]
-        if position >= 0:
-            out_missing_left[node] = finish_category_split(
-                feature_hist, category_bits[node, position], np.int64(n_bins_non_missing[best_feature]), missing_bin,
-                missing_left[node, best_feature], totals[node], out_left_totals[node], out_category_bitset[node],
-            )
-        else:
-            out_missing_left[node], out_next_bin[node] = finish_split_from_histogram(
-                feature_hist, out_bin[node], np.int64(n_bins_non_missing[best_feature]), missing_bin,
-                missing_left[node, best_feature], totals[node], out_left_totals[node],
-            )
-
-
-@njit(cache=True)
-def _category_bits_scratch(n_nodes, categorical_features, out_category_bitset):
-    """The chosen and the occupied categories of each (node, categorical feature) scanned:
-    (n_nodes, n_categorical, 2, n_words) uint32 (``_best_category_split``'s ``category_bits``)."""
-    return np.empty((n_nodes, categorical_features.shape[0], 2, out_category_bitset.shape[1]), dtype=np.uint32)
-
-
 @njit(parallel=True, cache=True)
-def find_best_splits_from_rows(
+def _search_row_nodes(
     X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride,
-    totals, feature_mask, categorical_features, threshold_draws, bin_values, missing_bin, criterion, inv_scales,
-    regularization, min_samples_leaf, min_weight_leaf, monotonic_cst, value_bounds, out_gain, out_feature, out_bin,
-    out_missing_left, out_left_totals, out_next_bin, out_categorical, out_category_bitset,
+    row_nodes, totals, feature_mask, categorical_features, threshold_draws, bin_values, missing_bin, criterion,
+    inv_scales, regularization, min_samples_leaf, min_weight_leaf, monotonic_cst, value_bounds, gains, bins,
+    missing_left, category_bits, out_gain, out_feature, out_bin, out_missing_left, out_left_totals, out_next_bin,
+    out_categorical, out_category_bitset,
 ):
-    """Best split of every node from one-feature histograms of its rows, built in turn in a small buffer.
-
-    Same arguments and outputs as ``find_best_splits_from_histograms``, with the
-    rows (as in ``histogram.build_histograms``, C-ordered ``X_binned``: a row's
-    bins share a cache line) in place of the histograms.
-    A node's buffer (n_bins, n_slots) holds one feature at a time: its rows
-    are added, the histogram scanned by ``_best_threshold`` and the same
-    rows' bins cleared, so no node-sized histogram is written; scans run
-    from the node's lowest to its highest non-missing bin of the feature, so
-    a node costs its rows and the span of their bins, not ``n_bins``. A
-    node's rows, first slots and statistics are gathered once
-    (``_gather_node_rows``) for all its features. The nodes go in
-    ``NODE_BLOCKS`` blocks, each with one buffer.
-    """
-    n_nodes = node_start.shape[0]
-    n_features = X_binned.shape[1]
-    n_slots = totals.shape[1]
-    gains = np.empty((n_nodes, n_features))
-    bins = np.empty((n_nodes, n_features), dtype=np.int32)
-    missing_left = np.empty((n_nodes, n_features), dtype=np.bool_)
-    category_bits = _category_bits_scratch(n_nodes, categorical_features, out_category_bitset)
+    """The splits of the nodes ``row_nodes``, from one-feature histograms of their rows, built in turn in a
+    small buffer: a node's rows are added, the histogram scanned by ``_best_threshold`` and the same rows' bins
+    cleared, so no node-sized histogram is written; scans run from the node's lowest to its highest non-missing
+    bin of the feature, so a node costs its rows and the span of their bins, not ``n_bins``. A node's rows, first
+    slots and statistics are gathered once (``_gather_node_rows``) for all its features. The nodes go in
+    ``NODE_BLOCKS`` blocks, each with one buffer."""
+    n_features, n_slots = feature_mask.shape[1], totals.shape[1]
     random_thresholds = threshold_draws.shape[0] > 0
+    n_row_nodes = row_nodes.shape[0]
     n_stats = row_stats.shape[1]
-    n_blocks = min(n_nodes, NODE_BLOCKS)
+    n_blocks = min(n_row_nodes, NODE_BLOCKS)
     for block in prange(n_blocks):
-        first_node, end_node = block * n_nodes // n_blocks, (block + 1) * n_nodes // n_blocks
+        first, end = block * n_row_nodes // n_blocks, (block + 1) * n_row_nodes // n_blocks
         feature_hist = np.zeros((missing_bin + 1, n_slots), dtype=np.int64)
         scratch = _scan_scratch(missing_bin + 1, n_slots)
         categories, keys = _category_scratch(missing_bin + 1)
         max_rows = 0
-        for node in range(first_node, end_node):
+        for node in row_nodes[first:end]:
             max_rows = max(max_rows, node_stop[node] - node_start[node])
         node_rows = np.empty(max_rows, dtype=np.int64)
         node_slots = np.empty(max_rows, dtype=np.int64)
         node_stats = np.empty((max_rows, n_stats), dtype=np.int64)
-        for node in range(first_node, end_node):
+        for node in row_nodes[first:end]:
             n_rows = _gather_node_rows(
                 sample_indices, node_start[node], node_stop[node], sample_counts[node_tree[node]],
                 node_tree[node] * stats_stride, row_slot, row_stats, node_rows, node_slots, node_stats,
@@ -518,15 +532,15 @@ def find_best_splits_from_rows(
                     monotonic, lower, upper = split_constraint(monotonic_cst, value_bounds, node, feature_idx)
                     if position >= 0:
                         best_gain, best_bin, best_missing_left = _best_category_split(
-                            feature_hist, totals[node], low_bin, bins_used, missing_bin, draw, criterion, inv_scales,
-                            regularization, min_samples_leaf, min_weight_leaf[node], lower, upper, scratch[0],
-                            scratch[1], categories, keys, category_bits[node, position],
+                            feature_hist, totals[node], low_bin, bins_used, missing_bin, draw, criterion,
+                            inv_scales, regularization, min_samples_leaf, min_weight_leaf[node], lower, upper,
+                            scratch[0], scratch[1], categories, keys, category_bits[node, position],
                         )
                     else:
                         best_gain, best_bin, best_missing_left = _best_threshold(
-                            feature_hist, totals[node], low_bin, bins_used, missing_bin, draw, bin_values[feature_idx],
-                            criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf[node], monotonic,
-                            lower, upper, *scratch,
+                            feature_hist, totals[node], low_bin, bins_used, missing_bin, draw,
+                            bin_values[feature_idx], criterion, inv_scales, regularization, min_samples_leaf,
+                            min_weight_leaf[node], monotonic, lower, upper, *scratch,
                         )
                     _clear_feature_rows(feature_hist, X_binned, feature_idx, node_rows, n_rows)
                 gains[node, feature_idx] = best_gain
@@ -545,7 +559,8 @@ def find_best_splits_from_rows(
             if position >= 0:
                 out_missing_left[node] = finish_category_split(
                     feature_hist, category_bits[node, position], bins_used, missing_bin,
-                    missing_left[node, best_feature], totals[node], out_left_totals[node], out_category_bitset[node],
+                    missing_left[node, best_feature], totals[node], out_left_totals[node],
+                    out_category_bitset[node],
                 )
             else:
                 out_missing_left[node], out_next_bin[node] = finish_split_from_histogram(
@@ -553,6 +568,38 @@ def find_best_splits_from_rows(
                     totals[node], out_left_totals[node],
                 )
             _clear_feature_rows(feature_hist, X_binned, best_feature, node_rows, n_rows)
+
+@njit(parallel=True, cache=True)
+def _finish_histogram_nodes(
+    hist, hist_rows, totals, categorical_features, n_bins_non_missing, missing_bin, gains, bins, missing_left,
+    category_bits, out_gain, out_feature, out_bin, out_missing_left, out_left_totals, out_next_bin,
+    out_categorical, out_category_bitset,
+):
+    """The split of each node with a histogram (its best feature of ``_scan_histogram_nodes``, the left totals
+    from the histogram) and of each node ``NOT_SEARCHED`` (none)."""
+    for node in prange(hist_rows.shape[0]):
+        if hist_rows[node] == FROM_ROWS:
+            continue
+        if hist_rows[node] == NOT_SEARCHED:
+            bins[node] = NO_SPLIT
+        best_feature, position = record_best_feature(
+            gains, bins, node, categorical_features, out_gain, out_feature, out_bin, out_missing_left,
+            out_left_totals, out_next_bin, out_categorical, out_category_bitset,
+        )
+        if best_feature == NO_SPLIT:
+            continue
+        feature_hist = hist[hist_rows[node], best_feature]
+        if position >= 0:
+            out_missing_left[node] = finish_category_split(
+                feature_hist, category_bits[node, position], np.int64(n_bins_non_missing[best_feature]),
+                missing_bin, missing_left[node, best_feature], totals[node], out_left_totals[node],
+                out_category_bitset[node],
+            )
+        else:
+            out_missing_left[node], out_next_bin[node] = finish_split_from_histogram(
+                feature_hist, out_bin[node], np.int64(n_bins_non_missing[best_feature]), missing_bin,
+                missing_left[node, best_feature], totals[node], out_left_totals[node],
+            )
 
 
 @njit(cache=True)

@@ -71,7 +71,7 @@ import math
 from numba import cuda, types
 
 from ..common import (
-    MAX_EXHAUSTIVE_CATEGORIES, NO_CONSTRAINT, NO_SPLIT, accumulate_row, base_criterion, category_bitset,
+    FROM_ROWS, MAX_EXHAUSTIVE_CATEGORIES, NO_CONSTRAINT, NO_SPLIT, accumulate_row, base_criterion, category_bitset,
     category_order_key, category_position, criterion_outputs,
     finish_category_split, finish_split_from_histogram, has_category, parent_cost, pick_best_feature,
     random_threshold_bin, random_threshold_value_bin, record_best_feature, resolve_missing_left, scan_threshold,
@@ -902,6 +902,53 @@ def find_best_splits_from_rows(
         totals, categorical_features, missing_bin, gains, bins, missing_left, category_bits, out_gain, out_feature,
         out_bin, out_missing_left, out_left_totals, out_next_bin, out_categorical, out_category_bitset,
     )
+
+
+def find_best_splits(
+    hist, hist_rows, X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats,
+    stats_stride, totals, feature_mask, categorical_features, threshold_draws, bin_values, n_bins_non_missing,
+    missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, monotonic_cst,
+    value_bounds, *outputs,
+):
+    """Best split of every node (``kernels.cpu.splitting.find_best_splits``): the nodes with a histogram by
+    ``find_best_splits_from_histograms``, those ``FROM_ROWS`` by ``find_best_splits_from_rows``, each path
+    over its nodes gathered on the device, its outputs scattered back; the ``NOT_SEARCHED`` nodes get no split.
+    """
+    xp = array_namespace(totals)
+    for output, no_split in zip(outputs, NO_SPLIT_OUTPUTS, strict=True):
+        output[...] = no_split
+    for use_hist, nodes in ((True, xp.flatnonzero(hist_rows >= 0)), (False, xp.flatnonzero(hist_rows == FROM_ROWS))):
+        if nodes.shape[0] == 0:
+            continue
+
+        def gathered(array):
+            """The path's rows of a per-node array (one with no rows means none, and stays as it is)."""
+            return array[nodes] if array.shape[0] > 0 else array
+
+        node_totals, node_mask, node_draws = gathered(totals), gathered(feature_mask), gathered(threshold_draws)
+        node_outputs = [output[nodes] for output in outputs]
+        shared = (
+            criterion, inv_scales, regularization, min_samples_leaf, gathered(min_weight_leaf), monotonic_cst,
+            gathered(value_bounds), *node_outputs,
+        )
+        if use_hist:
+            find_best_splits_from_histograms(
+                hist, hist_rows[nodes], node_totals, node_mask, categorical_features, node_draws, bin_values,
+                n_bins_non_missing, missing_bin, *shared,
+            )
+        else:
+            find_best_splits_from_rows(
+                X_binned, sample_indices, node_start[nodes], node_stop[nodes], node_tree[nodes], sample_counts,
+                row_slot, row_stats, stats_stride, node_totals, node_mask, categorical_features, node_draws,
+                bin_values, missing_bin, *shared,
+            )
+        for output, node_output in zip(outputs, node_outputs, strict=True):
+            output[nodes] = node_output
+
+
+# The outputs of a node without a split (``common.record_best_feature``'s): gain, feature, bin, missing_left,
+# left_totals, next_bin, categorical, category_bitset.
+NO_SPLIT_OUTPUTS = (-math.inf, NO_SPLIT, NO_SPLIT, False, 0, NO_SPLIT, False, 0)
 
 
 # --- PTX checks ------------------------------------------------------------------------------
