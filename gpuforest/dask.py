@@ -285,8 +285,9 @@ class DaskBackend(CPUBackend):
     """The CPU backend whose row operations run on the partitions of a Dask cluster, their results summed.
 
     Histograms and node totals are built by one task per partition and summed by a tree reduction;
-    ``find_best_splits`` searches the summed histograms of the nodes it would scan by their rows; ``apply_splits`` records
-    the splits that the next tasks route the rows by. Everything else is the CPU backend's, on the client.
+    ``find_best_splits`` searches the summed histograms of the nodes it would scan by their rows;
+    ``apply_splits`` records the splits that the next tasks route the rows by. Everything else is the CPU
+    backend's, on the client.
 
     Parameters
     ----------
