@@ -468,6 +468,11 @@ def contribution_problem(n_samples=80, n_features=4, seed=0):
     return X, y
 
 
+def cpu_rows(rows):
+    """``rows`` with ``X_binned`` in the CPU split kernels' layout (C-ordered, as ``BinnedRows.histogram_bins``)."""
+    return dict(rows, X_binned=np.ascontiguousarray(rows["X_binned"]))
+
+
 def split_outputs(n_nodes, n_slots):
     """The outputs of ``find_best_splits``, each filled with garbage the kernels must overwrite."""
     return {

@@ -18,20 +18,15 @@ from gpuforest.kernels.cpu import splitting
 try:
     from . import reference as ref
     from .kernel_problems import (
-        CATEGORY_MISSING_BIN, CRITERIA, bitset_codes, both_split_paths, categorical_rows, find_best_splits,
-        make_rows, make_statistics, reference_histograms, reference_totals, tree_statistics,
+        CATEGORY_MISSING_BIN, CRITERIA, bitset_codes, both_split_paths, categorical_rows, cpu_rows,
+        find_best_splits, make_rows, make_statistics, reference_histograms, reference_totals, tree_statistics,
     )
 except ImportError:
     import reference as ref
     from kernel_problems import (
-        CATEGORY_MISSING_BIN, CRITERIA, bitset_codes, both_split_paths, categorical_rows, find_best_splits,
-        make_rows, make_statistics, reference_histograms, reference_totals, tree_statistics,
+        CATEGORY_MISSING_BIN, CRITERIA, bitset_codes, both_split_paths, categorical_rows, cpu_rows,
+        find_best_splits, make_rows, make_statistics, reference_histograms, reference_totals, tree_statistics,
     )
-
-
-def cpu_rows(rows):
-    """``rows`` with ``X_binned`` in the CPU split kernel's layout (C-ordered, as ``BinnedRows.histogram_bins``)."""
-    return dict(rows, X_binned=np.ascontiguousarray(rows["X_binned"]))
 
 
 def run_split_kernels(rows, stats, totals, masks, min_samples_leaf, min_weight_leaf, rng, draws=None):

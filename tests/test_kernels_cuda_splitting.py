@@ -29,11 +29,11 @@ from gpuforest.kernels.cuda import splitting as cuda_splitting
 
 try:
     from . import reference as ref
-    from .kernel_problems import CRITERIA, both_split_paths, find_best_splits, make_statistics
+    from .kernel_problems import CRITERIA, both_split_paths, cpu_rows, find_best_splits, make_statistics
     from .test_kernels_cuda_histogram import cpu_histograms, cpu_totals, make_batch
 except ImportError:
     import reference as ref
-    from kernel_problems import CRITERIA, both_split_paths, find_best_splits, make_statistics
+    from kernel_problems import CRITERIA, both_split_paths, cpu_rows, find_best_splits, make_statistics
     from test_kernels_cuda_histogram import cpu_histograms, cpu_totals, make_batch
 
 OUTPUTS = ("gain", "feature", "bin", "missing_left", "left_totals", "next_bin", "categorical", "category_bitset")
@@ -70,7 +70,7 @@ def run_both(
     if draws is None:
         draws = np.empty((0, masks.shape[1]))
     if module is cpu_splitting:
-        batch = dict(batch, X_binned=np.ascontiguousarray(batch["X_binned"]))
+        batch = cpu_rows(batch)
     args = (
         batch, stats, totals, masks, categorical_features, draws,
         ref.skewed_bin_values(masks.shape[1], batch["missing_bin"] + 1), batch["missing_bin"], min_samples_leaf,

@@ -44,9 +44,8 @@ from numba import njit, prange
 
 from ..common import (
     FROM_ROWS, NEWTON, NO_CONSTRAINT, NO_SPLIT, NOT_SEARCHED, base_criterion, category_order_key, category_position,
-    finish_category_split,
-    finish_split_from_histogram, newton_cost, parent_cost, random_threshold_bin, random_threshold_value_bin,
-    record_best_feature, scan_threshold, searches_all_subsets, split_constraint,
+    finish_category_split, finish_split_from_histogram, newton_cost, parent_cost, random_threshold_bin,
+    random_threshold_value_bin, record_best_feature, scan_threshold, searches_all_subsets, split_constraint,
 )
 
 # Blocks of the nodes find_best_splits searches from their rows (one buffer each; many, so that the threads
@@ -568,6 +567,7 @@ def _search_row_nodes(
                     totals[node], out_left_totals[node],
                 )
             _clear_feature_rows(feature_hist, X_binned, best_feature, node_rows, n_rows)
+
 
 @njit(parallel=True, cache=True)
 def _finish_histogram_nodes(

@@ -904,6 +904,11 @@ def find_best_splits_from_rows(
     )
 
 
+# The outputs of a node without a split (``common.record_best_feature``'s): gain, feature, bin, missing_left,
+# left_totals, next_bin, categorical, category_bitset.
+NO_SPLIT_OUTPUTS = (-math.inf, NO_SPLIT, NO_SPLIT, False, 0, NO_SPLIT, False, 0)
+
+
 def find_best_splits(
     hist, hist_rows, X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats,
     stats_stride, totals, feature_mask, categorical_features, threshold_draws, bin_values, n_bins_non_missing,
@@ -944,11 +949,6 @@ def find_best_splits(
             )
         for output, node_output in zip(outputs, node_outputs, strict=True):
             output[nodes] = node_output
-
-
-# The outputs of a node without a split (``common.record_best_feature``'s): gain, feature, bin, missing_left,
-# left_totals, next_bin, categorical, category_bitset.
-NO_SPLIT_OUTPUTS = (-math.inf, NO_SPLIT, NO_SPLIT, False, 0, NO_SPLIT, False, 0)
 
 
 # --- PTX checks ------------------------------------------------------------------------------
