@@ -336,6 +336,8 @@ class Backend:
         """Outputs of ``specs`` ((shape, dtype) each), filled by ``launch(outputs)``: host arrays."""
         outputs = [self.xp.empty(shape, dtype=dtype) for shape, dtype in specs]
         launch(outputs)
+        if self.shares_host_memory:
+            return outputs
         return [self.to_host(array) for array in outputs]
 
     def _split_result(self, n_nodes, n_slots, launch):
@@ -544,7 +546,7 @@ class Backend:
 def _categorical_features(is_categorical):
     """The kernels' ``categorical_features``: the increasing indices (int32) of the categorical features of
     ``is_categorical`` (n_features,) bool; the CUDA launchers size the categorical scans by their count."""
-    return np.flatnonzero(is_categorical).astype(np.int32)
+    return np.asarray(is_categorical).nonzero()[0].astype(np.int32)
 
 
 def split_constraints(monotonic_cst, value_bounds, mask_shape):

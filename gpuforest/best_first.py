@@ -181,6 +181,16 @@ class NodeTable:
         self.capacity = 0
         self.first_capacity = capacity
 
+    @classmethod
+    def in_workspace(cls, workspace, capacity):
+        """The table kept in ``workspace`` (a dict), emptied, with the columns of the last growth (a fit's
+        rounds grow alike: their columns are allocated once); else a new one, kept there."""
+        table = workspace.get("node_table")
+        if table is None:
+            table = workspace["node_table"] = cls(capacity)
+        table.size = 0
+        return table
+
     def append(self, **columns):
         start = self.size
         self.size += len(next(iter(columns.values())))

@@ -392,7 +392,7 @@ class TreeGrower:
             nodes, splittable, needs_hist, parent_hist, parent_hist_row
         )
         nodes.split = split
-        return nodes.take(np.flatnonzero(self._can_split(nodes, splittable, split)))
+        return nodes.take(self._can_split(nodes, splittable, split).nonzero()[0])
 
     def _node_values(self, nodes):
         """``(values, impurity, weight)`` of ``nodes`` (``Backend.node_values``), values clipped into their bounds."""
@@ -530,6 +530,8 @@ class TreeGrower:
         every node of a tree evaluates the same features, its parent's.
         """
         hist_row = np.full(nodes.size, FROM_ROWS, dtype=np.int64)
+        if not needs_hist.any():
+            return None, hist_row
         no_parents = np.empty(0, dtype=np.int64)
         build, derive, derive_from, derive_parent = histogram_plan(
             nodes.counts, needs_hist, no_parents if parent_hist is None else parent_hist_row
@@ -635,7 +637,9 @@ class _BestFirst:
         # Evaluating a child then reads its node index: only each tree's best leaf per step.
         self.exact = not grower.nodes_share_features or grower.params.random_thresholds
         # A tree evaluates 2 nodes per expanded leaf, and expands its splits and some more.
-        self.table = NodeTable(capacity=min(4 * grower.params.max_leaf_nodes * grower.n_trees, TABLE_CAPACITY))
+        self.table = NodeTable.in_workspace(
+            grower.workspace, min(4 * grower.params.max_leaf_nodes * grower.n_trees, TABLE_CAPACITY)
+        )
         # A tree has at most max_leaf_nodes leaves, and at most one per row.
         capacity = np.minimum(grower.params.max_leaf_nodes, np.diff(grower.tree_offsets) + 1)
         self.heap = np.empty(capacity.sum(), dtype=np.int64)
@@ -736,11 +740,14 @@ class _BestFirst:
         the last ones without.
         """
         grower, pool = self.grower, self.pool
+        hist_row = np.full(nodes.size, -1, dtype=np.int64)
+        if not needs_hist.any():
+            # Small nodes only (a small data set's): no histogram is built or derived.
+            return hist_row
         no_parents = np.empty(0, dtype=np.int64)
         build, derive, derive_from, derive_parent = histogram_plan(
             nodes.counts, needs_hist, no_parents if parent_rows is None else parent_rows
         )
-        hist_row = np.full(nodes.size, -1, dtype=np.int64)
         hist_row[build] = pool.take(build.size)
         build = build[hist_row[build] >= 0]
         # A node whose built sibling found no row is scanned from its rows.

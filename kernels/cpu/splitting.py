@@ -422,8 +422,8 @@ def find_best_splits(
         out_gain, out_feature, out_bin, out_missing_left, out_left_totals, out_next_bin, out_categorical,
         out_category_bitset,
     )
-    hist_nodes = np.flatnonzero(hist_rows >= 0)
-    row_nodes = np.flatnonzero(hist_rows == FROM_ROWS)
+    hist_nodes = (hist_rows >= 0).nonzero()[0]
+    row_nodes = (hist_rows == FROM_ROWS).nonzero()[0]
     if hist_nodes.shape[0] > 0:
         _scan_histogram_nodes(
             hist, hist_rows, hist_nodes, totals, feature_mask, categorical_features, threshold_draws, bin_values,
@@ -512,19 +512,19 @@ def _search_row_nodes(
         max_rows = 0
         for node in row_nodes[first:end]:
             max_rows = max(max_rows, node_stop[node] - node_start[node])
-        node_rows = np.empty(max_rows, dtype=np.int64)
+        node_bins = np.empty((n_features, max_rows), dtype=X_binned.dtype)
         node_slots = np.empty(max_rows, dtype=np.int64)
         node_stats = np.empty((max_rows, n_stats), dtype=np.int64)
         for node in row_nodes[first:end]:
             n_rows = _gather_node_rows(
-                sample_indices, node_start[node], node_stop[node], sample_counts[node_tree[node]],
-                node_tree[node] * stats_stride, row_slot, row_stats, node_rows, node_slots, node_stats,
+                X_binned, sample_indices, node_start[node], node_stop[node], sample_counts[node_tree[node]],
+                node_tree[node] * stats_stride, row_slot, row_stats, node_bins, node_slots, node_stats,
             )
             for feature_idx in range(n_features):
                 best_gain, best_bin, best_missing_left = -math.inf, NO_SPLIT, False
                 if feature_mask[node, feature_idx]:
                     low_bin, bins_used = _add_feature_rows(
-                        feature_hist, X_binned, feature_idx, node_rows, node_slots, node_stats, n_rows, missing_bin,
+                        feature_hist, node_bins[feature_idx], node_slots, node_stats, n_rows, missing_bin,
                     )
                     draw = threshold_draws[node, feature_idx] if random_thresholds else -1.0
                     position = category_position(categorical_features, feature_idx)
@@ -541,7 +541,7 @@ def _search_row_nodes(
                             bin_values[feature_idx], criterion, inv_scales, regularization, min_samples_leaf,
                             min_weight_leaf[node], monotonic, lower, upper, *scratch,
                         )
-                    _clear_feature_rows(feature_hist, X_binned, feature_idx, node_rows, n_rows)
+                    _clear_feature_rows(feature_hist, node_bins[feature_idx], n_rows)
                 gains[node, feature_idx] = best_gain
                 bins[node, feature_idx] = best_bin
                 missing_left[node, feature_idx] = best_missing_left
@@ -553,7 +553,7 @@ def _search_row_nodes(
             if best_feature == NO_SPLIT:
                 continue
             _, bins_used = _add_feature_rows(
-                feature_hist, X_binned, best_feature, node_rows, node_slots, node_stats, n_rows, missing_bin,
+                feature_hist, node_bins[best_feature], node_slots, node_stats, n_rows, missing_bin,
             )
             if position >= 0:
                 out_missing_left[node] = finish_category_split(
@@ -566,7 +566,7 @@ def _search_row_nodes(
                     feature_hist, out_bin[node], bins_used, missing_bin, missing_left[node, best_feature],
                     totals[node], out_left_totals[node],
                 )
-            _clear_feature_rows(feature_hist, X_binned, best_feature, node_rows, n_rows)
+            _clear_feature_rows(feature_hist, node_bins[best_feature], n_rows)
 
 
 @njit(parallel=True, cache=True)
@@ -604,15 +604,16 @@ def _finish_histogram_nodes(
 
 @njit(cache=True)
 def _gather_node_rows(
-    sample_indices, start, stop, counts, stats_base, row_slot, row_stats, node_rows, node_slots, node_stats,
+    X_binned, sample_indices, start, stop, counts, stats_base, row_slot, row_stats, node_bins, node_slots, node_stats,
 ):
-    """Copy the rows at positions ``[start, stop)``, their first slots and their statistics times their
-    draw counts into ``node_rows``, ``node_slots`` and ``node_stats``: read once, used by every feature.
-    Returns the number of rows."""
+    """Copy the bins of the rows at positions ``[start, stop)`` (feature by feature: ``node_bins``
+    (n_features, n_rows)), their first slots and their statistics times their draw counts into ``node_bins``,
+    ``node_slots`` and ``node_stats``: read once, used by every feature. Returns the number of rows."""
     for position in range(start, stop):
         row = sample_indices[position]
         k = position - start
-        node_rows[k] = row
+        for feature_idx in range(X_binned.shape[1]):
+            node_bins[feature_idx, k] = X_binned[row, feature_idx]
         node_slots[k] = row_slot[stats_base + row]
         for stat_idx in range(row_stats.shape[1]):
             node_stats[k, stat_idx] = counts[row] * row_stats[stats_base + row, stat_idx]
@@ -620,7 +621,7 @@ def _gather_node_rows(
 
 
 @njit(cache=True)
-def _add_feature_rows(feature_hist, X_binned, feature_idx, node_rows, node_slots, node_stats, n_rows, missing_bin):
+def _add_feature_rows(feature_hist, feature_bins, node_slots, node_stats, n_rows, missing_bin):
     """Add a node's gathered rows (``_gather_node_rows``) to one feature's histogram (n_bins, n_slots).
 
     Returns ``(low_bin, bins_used)``: their lowest non-missing bin and one past
@@ -631,26 +632,25 @@ def _add_feature_rows(feature_hist, X_binned, feature_idx, node_rows, node_slots
     """
     n_stats = node_stats.shape[1]
     if n_stats == 1:
-        return _add_rows_1(feature_hist, X_binned, feature_idx, node_rows, node_slots, node_stats, n_rows, missing_bin)
+        return _add_rows_1(feature_hist, feature_bins, node_slots, node_stats, n_rows, missing_bin)
     if n_stats == 2:
-        return _add_rows_2(feature_hist, X_binned, feature_idx, node_rows, node_slots, node_stats, n_rows, missing_bin)
+        return _add_rows_2(feature_hist, feature_bins, node_slots, node_stats, n_rows, missing_bin)
     if n_stats == 3:
-        return _add_rows_3(feature_hist, X_binned, feature_idx, node_rows, node_slots, node_stats, n_rows, missing_bin)
-    return _add_rows_any(feature_hist, X_binned, feature_idx, node_rows, node_slots, node_stats, n_rows, missing_bin)
+        return _add_rows_3(feature_hist, feature_bins, node_slots, node_stats, n_rows, missing_bin)
+    return _add_rows_any(feature_hist, feature_bins, node_slots, node_stats, n_rows, missing_bin)
 
 
 def _add_rows_for(n_stats):
     """``_add_feature_rows`` for ``n_stats`` statistics per row, a constant (0: ``node_stats.shape[1]``)."""
 
     @njit(cache=True)
-    def add_rows(feature_hist, X_binned, feature_idx, node_rows, node_slots, node_stats, n_rows, missing_bin):
+    def add_rows(feature_hist, feature_bins, node_slots, node_stats, n_rows, missing_bin):
         count_slot = np.uint64(feature_hist.shape[1] - 1)
         stats_per_row = n_stats if n_stats else node_stats.shape[1]
-        column = np.uint64(feature_idx)
         low_bin, bins_used = missing_bin, 0
         # Unsigned indices: numba leaves out the negative-index wraparound (2x faster).
         for k in range(np.uint64(n_rows)):
-            bin_idx = np.uint64(X_binned[np.uint64(node_rows[k]), column])
+            bin_idx = np.uint64(feature_bins[k])
             first_slot = np.uint64(node_slots[k])
             for stat_idx in range(np.uint64(stats_per_row)):
                 feature_hist[bin_idx, first_slot + stat_idx] += node_stats[k, stat_idx]
@@ -667,10 +667,9 @@ _add_rows_1, _add_rows_2, _add_rows_3, _add_rows_any = (_add_rows_for(n_stats) f
 
 
 @njit(cache=True)
-def _clear_feature_rows(feature_hist, X_binned, feature_idx, node_rows, n_rows):
+def _clear_feature_rows(feature_hist, feature_bins, n_rows):
     """Zero the bins of one feature's histogram that a node's gathered rows fall in."""
-    column = np.uint64(feature_idx)
     for k in range(np.uint64(n_rows)):
-        bin_idx = np.uint64(X_binned[np.uint64(node_rows[k]), column])
+        bin_idx = np.uint64(feature_bins[k])
         for slot in range(np.uint64(feature_hist.shape[1])):
             feature_hist[bin_idx, slot] = 0
