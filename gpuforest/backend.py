@@ -389,10 +389,12 @@ class Backend:
 
     def apply_splits(
         self, rows, node_start, node_stop, n_left, feature, bin, missing_left, missing_bin, categorical,
-        category_bitset,
+        category_bitset, scratch=None,
     ):
-        """Partition the rows of each node by its split (``categorical``: by ``category_bitset``; host arrays)."""
-        scratch = self.xp.empty_like(rows.sample_indices)
+        """Partition the rows of each node by its split (``categorical``: by ``category_bitset``; host arrays).
+        ``scratch``: working memory of the shape of ``rows.sample_indices`` (None: a new array)."""
+        if scratch is None:
+            scratch = self.xp.empty_like(rows.sample_indices)
         # Numeric splits alone: the kernels without the categorical test.
         categories = (categorical, category_bitset) if categorical.any() else (None, None)
         *splits, categorical, category_bitset = self.to_device_many(

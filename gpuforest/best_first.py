@@ -171,7 +171,8 @@ def push_leaves(heap, heap_start, heap_size, uids, tree, gain, node_idx):
 class NodeTable:
     """Columns of every evaluated node (host arrays, attributes), indexed by ``uid`` in evaluation order.
 
-    ``append`` adds rows (every call the same columns) and returns their uids;
+    ``append`` adds rows (every call the same columns: the first one an array
+    of the rows, the others arrays or a scalar for every row) and returns their uids;
     the arrays get room for ``capacity`` rows first, then grow by doubling, so
     a column read as ``table.name`` is valid until the next ``append``.
     """

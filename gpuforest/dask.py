@@ -356,9 +356,10 @@ class DaskBackend(CPUBackend):
 
     def apply_splits(
         self, rows, node_start, node_stop, n_left, feature, bin, missing_left, missing_bin, categorical,
-        category_bitset,
+        category_bitset, scratch=None,
     ):
-        """Record the level's splits, sorted by node start (``_route_rows``)."""
+        """Record the level's splits, sorted by node start (``_route_rows``); the workers partition their
+        rows, so ``scratch`` goes unused."""
         order = np.argsort(node_start, kind="stable")
         rows.levels.append(tuple(
             np.ascontiguousarray(array[order]) for array in (

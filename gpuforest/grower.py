@@ -146,7 +146,10 @@ class NodeBatch:
         return np.ascontiguousarray(self.totals[:, -1])
 
     def take(self, positions):
-        """The nodes at ``positions`` (a histogram is kept, not copied)."""
+        """The nodes at ``positions`` (a histogram is kept, not copied); every node (positions in order): this
+        batch itself."""
+        if positions.shape[0] == self.size:
+            return self
         split = None
         if self.split is not None:
             split = SplitResult(*[array[positions] for array in self.split.outputs()])
@@ -560,14 +563,18 @@ class TreeGrower:
         CPU, none of a fresh allocation's page faults) per level once the
         largest level has grown.
         """
-        key = f"level_histograms_{self.level_buffer}"
-        shape = (self.n_features, self.bin_mapper.max_bins, self.stats.n_slots)
+        shape = (n_hist, self.n_features, self.bin_mapper.max_bins, self.stats.n_slots)
+        return self._workspace_array(f"level_histograms_{self.level_buffer}", shape, np.int64)
+
+    def _workspace_array(self, key, shape, dtype):
+        """An array of ``shape``, the first rows of the workspace's buffer ``key``, replaced by a larger one
+        when it has fewer rows (or other dimensions)."""
         buffer = self.workspace.get(key)
-        if buffer is None or buffer.shape[1:] != shape or buffer.shape[0] < n_hist:
+        if buffer is None or buffer.shape[1:] != shape[1:] or buffer.shape[0] < shape[0]:
             # The old buffer goes first, so that both are never held at once.
             self.workspace[key] = buffer = None
-            self.workspace[key] = buffer = self.backend.xp.empty((n_hist,) + shape, dtype=np.int64)
-        return buffer[:n_hist]
+            self.workspace[key] = buffer = self.backend.xp.empty(shape, dtype=dtype)
+        return buffer[:shape[0]]
 
     def _best_splits(self, nodes, splittable, masks, hist, hist_row):
         """Best split of every node over its features in ``masks`` (``NO_SPLIT`` for those not splittable), in
@@ -604,6 +611,7 @@ class TreeGrower:
         self.backend.apply_splits(
             self.rows, chosen.start, chosen.stop, split.left_totals[:, -1].copy(), split.feature, split.bin,
             split.missing_left, self.bin_mapper.missing_bin, split.categorical, split.category_bitset,
+            scratch=self._workspace_array("partition_scratch", (int(self.tree_offsets[-1]),), np.int32),
         )
         tree, depth, start, stop, totals = split_children(
             chosen.tree, chosen.depth, chosen.start, chosen.stop, chosen.totals, split.left_totals
@@ -720,7 +728,6 @@ class _BestFirst:
         dropped = ~can_split if self.keep_histograms else np.ones(nodes.size, dtype=bool)
         self.pool.give(hist_row[dropped])
         hist_row[dropped] = -1
-        no_children = np.full(nodes.size, -1, dtype=np.int64)
         constraints = {name: getattr(nodes, name) for name in ("bounds", "groups") if getattr(nodes, name) is not None}
         return self.table.append(
             **constraints,
@@ -728,7 +735,7 @@ class _BestFirst:
             totals=nodes.totals, values=values, impurity=impurity, weight=weight, gain=split.gain,
             feature=split.feature, bin=split.bin, missing_left=split.missing_left, left_totals=split.left_totals,
             next_bin=split.next_bin, categorical=split.categorical, category_bitset=split.category_bitset,
-            can_split=can_split, hist_row=hist_row, left_uid=no_children, right_uid=no_children,
+            can_split=can_split, hist_row=hist_row, left_uid=-1, right_uid=-1,
         )
 
     def _histograms(self, nodes, needs_hist, masks, parent_rows):

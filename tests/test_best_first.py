@@ -157,24 +157,51 @@ def test_a_pool_short_of_histograms_grows_the_same_tree(monkeypatch):
     assert tree.n_leaves == 60
 
 
-def test_boosting_rounds_share_one_histogram_pool(monkeypatch):
-    """A fit allocates the pool once (its rounds pass one workspace), and the trees are those of fresh pools."""
-    pools = []
+def test_boosting_rounds_share_one_histogram_pool_and_node_table(monkeypatch):
+    """A fit allocates the pool and the node table once (its rounds pass one workspace), and the trees are
+    those of fresh pools and tables."""
+    pools, tables = [], []
     init = grower._BestFirst.__init__
 
     def recording_init(self, tree_grower):
         init(self, tree_grower)
         pools.append(self.pool.hist)
+        tables.append(self.table)
 
     model = GradientBoostingClassifier(n_estimators=4, max_leaf_nodes=9, early_stopping=False, random_state=0)
     monkeypatch.setattr(grower._BestFirst, "__init__", recording_init)
     trees = model.fit(X_CLASSES, Y_CLASSES).trees_
     assert len(pools) == 4 and all(pool is pools[0] for pool in pools)
+    assert all(table is tables[0] for table in tables)
     monkeypatch.setattr(grower.HistogramPool, "in_workspace", classmethod(
         lambda cls, workspace, *args: cls(*args)
     ))
+    monkeypatch.setattr(grower.NodeTable, "in_workspace", classmethod(lambda cls, workspace, capacity: cls(capacity)))
     fresh = GradientBoostingClassifier(**model.get_params()).fit(X_CLASSES, Y_CLASSES).trees_
     assert len(pools) == 8 and len({id(pool) for pool in pools[4:]}) == 4
+    assert len({id(table) for table in tables[4:]}) == 4
     for tree, reference_tree in zip(trees, fresh):
         for name in TREE_ARRAYS:
             np.testing.assert_array_equal(getattr(tree, name), getattr(reference_tree, name), err_msg=name)
+
+
+def test_node_table_appends_arrays_and_scalars_and_grows():
+    table = best_first.NodeTable(capacity=2)
+    first = table.append(tree=np.array([0, 1]), gain=np.array([0.5, 1.5]), left_uid=-1)
+    second = table.append(tree=np.array([1, 0, 1]), gain=np.array([2.0, 3.0, 4.0]), left_uid=-1)
+    np.testing.assert_array_equal(first, [0, 1])
+    np.testing.assert_array_equal(second, [2, 3, 4])
+    np.testing.assert_array_equal(table.tree[:table.size], [0, 1, 1, 0, 1])
+    np.testing.assert_array_equal(table.gain[:table.size], [0.5, 1.5, 2.0, 3.0, 4.0])
+    np.testing.assert_array_equal(table.left_uid[:table.size], [-1] * 5)
+    assert table.capacity >= 5
+
+
+def test_node_table_in_a_workspace_is_emptied_for_the_next_growth():
+    workspace = {}
+    table = best_first.NodeTable.in_workspace(workspace, 4)
+    table.append(tree=np.arange(3), left_uid=-1)
+    again = best_first.NodeTable.in_workspace(workspace, 4)
+    assert again is table and again.size == 0
+    np.testing.assert_array_equal(again.append(tree=np.array([7]), left_uid=5), [0])
+    assert again.tree[0] == 7 and again.left_uid[0] == 5

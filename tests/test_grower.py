@@ -14,7 +14,9 @@ import pytest
 from sklearn.base import clone
 from sklearn.datasets import make_classification
 
-from gpuforest import DecisionTreeClassifier, DecisionTreeRegressor, RandomForestClassifier, grower, statistics
+from gpuforest import (
+    DecisionTreeClassifier, DecisionTreeRegressor, GradientBoostingClassifier, RandomForestClassifier, grower, statistics,
+)
 from gpuforest.backend import CPUBackend, CUDABackend, get_backend
 from gpuforest.binning import BinMapper
 from gpuforest.grower import GrowthParams, NodeBatch, TreeGrower, feature_count, tree_feature_subsets
@@ -752,3 +754,26 @@ def test_node_counts_reach_the_level_kernels_contiguous(data_and_reference, max_
     tree = DecisionTreeClassifier(max_depth=4, max_leaf_nodes=max_leaf_nodes, device="cpu").fit(X, y).tree_
     assert tree.node_count > 7 and len(layouts) >= 8
     assert set(layouts) == {"C"}
+
+
+def test_boosting_partitions_every_level_of_every_round_in_one_scratch_buffer(monkeypatch):
+    """The partition's working memory is allocated once per fit (the workspace's), not per level or round;
+    the trees are those of a fresh buffer per level."""
+    scratches = []
+    apply_splits = CPUBackend.apply_splits
+
+    def recording(self, *args, scratch=None, **kwargs):
+        scratches.append(scratch)
+        return apply_splits(self, *args, scratch=scratch, **kwargs)
+
+    X, y = make_classification(n_samples=300, n_features=6, random_state=0)
+    params = dict(n_estimators=3, max_depth=3, grow_policy="depthwise", early_stopping=False, random_state=0)
+    monkeypatch.setattr(CPUBackend, "apply_splits", recording)
+    model = GradientBoostingClassifier(**params).fit(X, y)
+    assert len(scratches) == 9 and all(scratch is not None for scratch in scratches)
+    assert all(np.shares_memory(scratch, scratches[0]) for scratch in scratches)
+    monkeypatch.setattr(CPUBackend, "apply_splits", lambda self, *args, scratch=None, **kwargs: apply_splits(
+        self, *args, **kwargs
+    ))
+    fresh = GradientBoostingClassifier(**params).fit(X, y)
+    np.testing.assert_array_equal(model.predict_proba(X), fresh.predict_proba(X))
