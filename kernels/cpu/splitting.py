@@ -40,7 +40,7 @@ features go to the lowest feature, numeric or categorical.
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import get_num_threads, njit, prange
 
 from ..common import (
     FROM_ROWS, NEWTON, NO_CONSTRAINT, NO_SPLIT, NOT_SEARCHED, base_criterion, category_order_key, category_position,
@@ -48,11 +48,10 @@ from ..common import (
     random_threshold_value_bin, record_best_feature, scan_threshold, searches_all_subsets, split_constraint,
 )
 
-# Blocks of the nodes find_best_splits searches from their rows (one buffer each; many, so that the threads
-# share the work).
-NODE_BLOCKS = 256
-# Blocks of the (node, feature) tasks find_best_splits searches from histograms (one set of scratch arrays each).
-TASK_BLOCKS = 256
+# Blocks per thread of the nodes find_best_splits searches from their rows and of the (node, feature) tasks it
+# searches from histograms: several per thread, so that the threads share the work, but few, as each block
+# allocates its own buffers (as much time as a small node's search).
+BLOCKS_PER_THREAD = 4
 
 
 @njit(cache=True)
@@ -424,15 +423,17 @@ def find_best_splits(
     )
     hist_nodes = (hist_rows >= 0).nonzero()[0]
     row_nodes = (hist_rows == FROM_ROWS).nonzero()[0]
+    # Read on the host: a cached kernel cannot read numba's thread count.
+    max_blocks = BLOCKS_PER_THREAD * get_num_threads()
     if hist_nodes.shape[0] > 0:
         _scan_histogram_nodes(
-            hist, hist_rows, hist_nodes, totals, feature_mask, categorical_features, threshold_draws, bin_values,
+            max_blocks, hist, hist_rows, hist_nodes, totals, feature_mask, categorical_features, threshold_draws, bin_values,
             n_bins_non_missing, missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf,
             monotonic_cst, value_bounds, *searched,
         )
     if row_nodes.shape[0] > 0:
         _search_row_nodes(
-            X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats,
+            max_blocks, X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats,
             stats_stride, row_nodes, totals, feature_mask, categorical_features, threshold_draws, bin_values,
             missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, monotonic_cst,
             value_bounds, *searched, *outputs,
@@ -445,17 +446,17 @@ def find_best_splits(
 
 @njit(parallel=True, cache=True)
 def _scan_histogram_nodes(
-    hist, hist_rows, hist_nodes, totals, feature_mask, categorical_features, threshold_draws, bin_values,
+    max_blocks, hist, hist_rows, hist_nodes, totals, feature_mask, categorical_features, threshold_draws, bin_values,
     n_bins_non_missing, missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf,
     monotonic_cst, value_bounds, gains, bins, missing_left, category_bits,
 ):
     """The best candidate of each (node, feature) of the nodes ``hist_nodes``, from their histograms, into
-    ``gains``, ``bins``, ``missing_left`` and ``category_bits``: ``TASK_BLOCKS`` blocks of (node, feature)
+    ``gains``, ``bins``, ``missing_left`` and ``category_bits``: at most ``max_blocks`` blocks of (node, feature)
     tasks, each with one set of scratch arrays."""
     n_features, n_slots = feature_mask.shape[1], totals.shape[1]
     random_thresholds = threshold_draws.shape[0] > 0
     n_tasks = hist_nodes.shape[0] * n_features
-    n_blocks = min(n_tasks, TASK_BLOCKS)
+    n_blocks = min(n_tasks, max_blocks)
     for block in prange(n_blocks):
         scratch = _scan_scratch(hist.shape[2], n_slots)
         categories, keys = _category_scratch(hist.shape[2])
@@ -487,7 +488,7 @@ def _scan_histogram_nodes(
 
 @njit(parallel=True, cache=True)
 def _search_row_nodes(
-    X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride,
+    max_blocks, X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride,
     row_nodes, totals, feature_mask, categorical_features, threshold_draws, bin_values, missing_bin, criterion,
     inv_scales, regularization, min_samples_leaf, min_weight_leaf, monotonic_cst, value_bounds, gains, bins,
     missing_left, category_bits, out_gain, out_feature, out_bin, out_missing_left, out_left_totals, out_next_bin,
@@ -498,12 +499,12 @@ def _search_row_nodes(
     cleared, so no node-sized histogram is written; scans run from the node's lowest to its highest non-missing
     bin of the feature, so a node costs its rows and the span of their bins, not ``n_bins``. A node's rows, first
     slots and statistics are gathered once (``_gather_node_rows``) for all its features. The nodes go in
-    ``NODE_BLOCKS`` blocks, each with one buffer."""
+    at most ``max_blocks`` blocks, each with one buffer."""
     n_features, n_slots = feature_mask.shape[1], totals.shape[1]
     random_thresholds = threshold_draws.shape[0] > 0
     n_row_nodes = row_nodes.shape[0]
     n_stats = row_stats.shape[1]
-    n_blocks = min(n_row_nodes, NODE_BLOCKS)
+    n_blocks = min(n_row_nodes, max_blocks)
     for block in prange(n_blocks):
         first, end = block * n_row_nodes // n_blocks, (block + 1) * n_row_nodes // n_blocks
         feature_hist = np.zeros((missing_bin + 1, n_slots), dtype=np.int64)
