@@ -15,7 +15,8 @@ from sklearn.base import clone
 from sklearn.datasets import make_classification
 
 from gpuforest import (
-    DecisionTreeClassifier, DecisionTreeRegressor, GradientBoostingClassifier, RandomForestClassifier, grower, statistics,
+    DecisionTreeClassifier, DecisionTreeRegressor, GradientBoostingClassifier, RandomForestClassifier, grower,
+    statistics,
 )
 from gpuforest.backend import CPUBackend, CUDABackend, get_backend
 from gpuforest.binning import BinMapper

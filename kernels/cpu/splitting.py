@@ -427,9 +427,9 @@ def find_best_splits(
     max_blocks = BLOCKS_PER_THREAD * get_num_threads()
     if hist_nodes.shape[0] > 0:
         _scan_histogram_nodes(
-            max_blocks, hist, hist_rows, hist_nodes, totals, feature_mask, categorical_features, threshold_draws, bin_values,
-            n_bins_non_missing, missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf,
-            monotonic_cst, value_bounds, *searched,
+            max_blocks, hist, hist_rows, hist_nodes, totals, feature_mask, categorical_features, threshold_draws,
+            bin_values, n_bins_non_missing, missing_bin, criterion, inv_scales, regularization, min_samples_leaf,
+            min_weight_leaf, monotonic_cst, value_bounds, *searched,
         )
     if row_nodes.shape[0] > 0:
         _search_row_nodes(
@@ -446,9 +446,9 @@ def find_best_splits(
 
 @njit(parallel=True, cache=True)
 def _scan_histogram_nodes(
-    max_blocks, hist, hist_rows, hist_nodes, totals, feature_mask, categorical_features, threshold_draws, bin_values,
-    n_bins_non_missing, missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf,
-    monotonic_cst, value_bounds, gains, bins, missing_left, category_bits,
+    max_blocks, hist, hist_rows, hist_nodes, totals, feature_mask, categorical_features, threshold_draws,
+    bin_values, n_bins_non_missing, missing_bin, criterion, inv_scales, regularization, min_samples_leaf,
+    min_weight_leaf, monotonic_cst, value_bounds, gains, bins, missing_left, category_bits,
 ):
     """The best candidate of each (node, feature) of the nodes ``hist_nodes``, from their histograms, into
     ``gains``, ``bins``, ``missing_left`` and ``category_bits``: at most ``max_blocks`` blocks of (node, feature)
@@ -488,18 +488,18 @@ def _scan_histogram_nodes(
 
 @njit(parallel=True, cache=True)
 def _search_row_nodes(
-    max_blocks, X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride,
-    row_nodes, totals, feature_mask, categorical_features, threshold_draws, bin_values, missing_bin, criterion,
-    inv_scales, regularization, min_samples_leaf, min_weight_leaf, monotonic_cst, value_bounds, gains, bins,
-    missing_left, category_bits, out_gain, out_feature, out_bin, out_missing_left, out_left_totals, out_next_bin,
-    out_categorical, out_category_bitset,
+    max_blocks, X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats,
+    stats_stride, row_nodes, totals, feature_mask, categorical_features, threshold_draws, bin_values, missing_bin,
+    criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, monotonic_cst, value_bounds, gains,
+    bins, missing_left, category_bits, out_gain, out_feature, out_bin, out_missing_left, out_left_totals,
+    out_next_bin, out_categorical, out_category_bitset,
 ):
     """The splits of the nodes ``row_nodes``, from one-feature histograms of their rows, built in turn in a
     small buffer: a node's rows are added, the histogram scanned by ``_best_threshold`` and the same rows' bins
     cleared, so no node-sized histogram is written; scans run from the node's lowest to its highest non-missing
-    bin of the feature, so a node costs its rows and the span of their bins, not ``n_bins``. A node's rows, first
-    slots and statistics are gathered once (``_gather_node_rows``) for all its features. The nodes go in
-    at most ``max_blocks`` blocks, each with one buffer."""
+    bin of the feature, so a node costs its rows and the span of their bins, not ``n_bins``. A node's bins (feature
+    by feature), first slots and statistics are gathered once (``_gather_node_rows``) for all its features. The
+    nodes go in at most ``max_blocks`` blocks, each with one buffer."""
     n_features, n_slots = feature_mask.shape[1], totals.shape[1]
     random_thresholds = threshold_draws.shape[0] > 0
     n_row_nodes = row_nodes.shape[0]
