@@ -147,10 +147,13 @@ class BinMapper:
             distinct, thresholds = _feature_thresholds(values, max_thresholds, n_implicit_zeros)
         self.bin_thresholds_[feature_idx, : thresholds.size] = thresholds
         self.n_thresholds_[feature_idx] = thresholds.size
-        bins = np.searchsorted(thresholds, distinct, side="left")
-        # distinct is sorted, so each bin's values are a run: first is min, last is max.
-        self.bin_min_[feature_idx, bins[::-1]] = distinct[::-1]
-        self.bin_max_[feature_idx, bins] = distinct
+        # distinct is sorted, so bin b's values are the run distinct[starts[b]:stops[b]] (a value's bin counts
+        # the thresholds below it): its first is the bin's min, its last the max; one search per threshold.
+        stops = np.append(np.searchsorted(distinct, thresholds, side="right"), distinct.size)
+        starts = np.concatenate([[0], stops[:-1]])
+        occupied = (starts < stops).nonzero()[0]
+        self.bin_min_[feature_idx, occupied] = distinct[starts[occupied]]
+        self.bin_max_[feature_idx, occupied] = distinct[stops[occupied] - 1]
 
     def split_thresholds(self, feature, bin_idx, next_bin):
         """Raw thresholds of splits between bins ``bin_idx`` and ``next_bin`` of ``feature``.

@@ -162,3 +162,25 @@ def test_features_fitted_in_turn_and_on_threads_get_the_same_thresholds(monkeypa
     in_turn = BinMapper().fit(X)
     for name in ("bin_thresholds_", "n_thresholds_", "bin_min_", "bin_max_"):
         np.testing.assert_array_equal(getattr(on_threads, name), getattr(in_turn, name))
+
+
+@pytest.mark.parametrize("max_bins", [4, 256])
+def test_bin_value_ranges_are_the_smallest_and_largest_value_of_each_bin(max_bins):
+    """``bin_min_``/``bin_max_``: per bin the smallest and largest value that ``map_to_bins`` puts there (numpy's
+    own minimum and maximum per bin), +inf / -inf for a bin without values; NaN in none."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(3000, 4))
+    X[:, 1] = rng.integers(0, 6, 3000)  # few distinct values: one per bin
+    X[:, 2] = np.exp(rng.normal(0.0, 4.0, 3000))  # skewed
+    X[:, 3] = np.where(rng.random(3000) < 0.5, -1.0, 7.5)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    mapper = BinMapper(max_bins=max_bins).fit(X)
+    bins = mapper.transform(X, get_backend("cpu"))
+    for feature in range(X.shape[1]):
+        present = ~np.isnan(X[:, feature])
+        values, feature_bins = X[present, feature], bins[present, feature]
+        for bin_idx in range(max_bins - 1):
+            in_bin = values[feature_bins == bin_idx]
+            expected_min, expected_max = (in_bin.min(), in_bin.max()) if in_bin.size else (np.inf, -np.inf)
+            assert mapper.bin_min_[feature, bin_idx] == expected_min
+            assert mapper.bin_max_[feature, bin_idx] == expected_max

@@ -90,6 +90,23 @@ def test_map_to_bins_matches_reference(seed):
     assert np.all((X_binned == missing_bin) == np.isnan(X))
 
 
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_map_to_bins_across_row_blocks(order):
+    """Rows in several blocks of ``BLOCK_ROWS`` (the last one partial), in either memory order: every row binned
+    as the reference bins it."""
+    rng = np.random.default_rng(7)
+    n_samples, max_bins = 2 * binning.BLOCK_ROWS + 37, 16
+    X = np.asarray(rng.normal(size=(n_samples, 3)), order=order)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    thresholds = np.full((3, max_bins), np.inf)
+    n_thresholds = np.array([10, 1, 0], dtype=np.int32)
+    thresholds[0, :10] = np.sort(rng.normal(size=10))
+    thresholds[1, 0] = 0.25
+    X_binned = np.full(X.shape, 77, dtype=np.uint8, order="F")
+    binning.map_to_bins(X, thresholds, n_thresholds, max_bins - 1, X_binned)
+    np.testing.assert_array_equal(X_binned, ref.map_to_bins(X, thresholds, n_thresholds, max_bins - 1))
+
+
 @pytest.mark.parametrize("max_bins", [4, 8])
 @pytest.mark.parametrize("n_distinct", [2, 4, 8, 50])
 def test_bin_mapper_leaves_the_missing_bin_to_nan(max_bins, n_distinct):
