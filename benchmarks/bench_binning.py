@@ -72,10 +72,10 @@ def _measure(args):
         for _ in range(args.repeats):
             for name, version, function, data, order in inputs:
                 fit_s, map_s = function(data)
-                key = (name, order)
-                if key not in best or fit_s + map_s < sum(best[key][2:]):
-                    best[key] = (name, version, fit_s, map_s)
-        for (name, order), (_, version, fit_s, map_s) in best.items():
+                key = (name, version, order)
+                if key not in best or fit_s + map_s < sum(best[key]):
+                    best[key] = (fit_s, map_s)
+        for (name, version, order), (fit_s, map_s) in best.items():
             rows.append({
                 "library": name, "version": version, "n_samples": n_samples, "order": order, "fit_s": fit_s,
                 "map_s": map_s,
