@@ -77,6 +77,27 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.quality)
 
 
+# Threads per block of the CUDA kernels under the simulator, which runs every CUDA thread as a Python thread:
+# one warp, so that a block costs 32 threads instead of 256. The kernels' code is the same at every size; the
+# real-device tests (tests/gpu) and the PTX check take the real sizes, as does a test marked real_launch_sizes.
+SIMULATOR_BLOCK_THREADS = 32
+
+
+@pytest.fixture(autouse=True)
+def simulator_launch_sizes(request, monkeypatch):
+    from numba import config
+
+    if not config.ENABLE_CUDASIM or request.node.get_closest_marker("real_launch_sizes"):
+        return
+    from gpuforest.kernels.cuda import histogram, launch, splitting
+
+    for module, name in (
+        (histogram, "THREADS"), (histogram, "SUBTRACT_THREADS"), (launch, "BLOCK_SIZE"), (splitting, "PICK_THREADS"),
+        (splitting, "FINISH_ROWS_THREADS"),
+    ):
+        monkeypatch.setattr(module, name, SIMULATOR_BLOCK_THREADS)
+
+
 @pytest.fixture(params=["one task per node", "several tasks per node"])
 def chunking(request, monkeypatch):
     """The CPU histogram, totals and partition kernels as they run on tiny nodes, and with every node cut into

@@ -23,7 +23,6 @@ from gpuforest.binning import BinMapper
 from gpuforest.grower import GrowthParams, NodeBatch, TreeGrower, feature_count, tree_feature_subsets
 from gpuforest.kernels import common
 from gpuforest.kernels.common import FROM_ROWS, PURPOSE_COLUMNS
-from gpuforest.kernels.cuda import histogram as cuda_histogram
 from gpuforest.kernels.cuda import splitting as cuda_splitting
 from gpuforest.statistics import newton_statistics
 from gpuforest.tree import CATEGORICAL, NUMERIC, TREE_LEAF, TREE_UNDEFINED
@@ -187,7 +186,6 @@ def test_feature_subsets_build_histograms_of_the_drawn_features(estimator, max_f
 @pytest.mark.parametrize("estimator", [DecisionTreeClassifier, DecisionTreeRegressor])
 def test_feature_subsets_on_cuda_grow_the_row_path_tree(estimator, monkeypatch):
     """The same on the CUDA backend (numba's simulator: tiny data, small blocks)."""
-    monkeypatch.setattr(cuda_histogram, "THREADS", 32)
     rng = np.random.default_rng(5)
     X = np.round(rng.normal(size=(60, 4)), 1)
     X[rng.random(X.shape) < 0.1] = np.nan
@@ -209,7 +207,7 @@ def test_feature_subsets_on_cuda_grow_the_row_path_tree(estimator, monkeypatch):
 @pytest.mark.parametrize("max_leaf_nodes", [None, 7])  # depth-wise, best-first
 def test_row_leaves_are_the_leaves_the_rows_are_routed_to(backend_class, max_leaf_nodes):
     rng = np.random.default_rng(5)
-    X, y = make_classification(n_samples=300, n_features=4, n_informative=3, n_redundant=0, n_classes=3,
+    X, y = make_classification(n_samples=100, n_features=4, n_informative=3, n_redundant=0, n_classes=3,
                                random_state=5)
     X[rng.random(X.shape) < 0.1] = np.nan
     X = X.astype(np.float32)
@@ -263,7 +261,6 @@ def test_random_thresholds_grow_the_same_tree_on_cuda_within_each_nodes_bins(mon
     """CPU and CUDA (numba's simulator) grow the same extra tree, over both split paths
     (nodes of 32 rows or more use histograms); every threshold bin is an occupied bin
     of its node in [lo, hi)."""
-    monkeypatch.setattr(cuda_histogram, "THREADS", 32)
     monkeypatch.setattr(cuda_splitting, "MIN_SCAN_THREADS", 8)
     rng = np.random.default_rng(8)
     X = np.round(rng.normal(size=(64, 3)), 1)
@@ -377,7 +374,6 @@ def test_tree_features_must_have_as_many_features_per_tree(six_features):
 def test_tree_features_grow_the_same_trees_on_cuda(max_features, monkeypatch):
     """CPU and CUDA (numba's simulator) grow the same restricted trees: per-node draws among the
     tree's features (max_features=2), and the tree's features in every node with subtraction (4)."""
-    monkeypatch.setattr(cuda_histogram, "THREADS", 32)
     monkeypatch.setattr(cuda_splitting, "MIN_SCAN_THREADS", 8)
     rng = np.random.default_rng(9)
     X = np.round(rng.normal(size=(64, 4)), 1)
@@ -729,7 +725,6 @@ def test_rows_follow_the_recorded_splits_on_both_paths(max_leaf_nodes):
 @pytest.mark.parametrize("max_leaf_nodes", [None, 5])
 def test_cuda_grows_the_same_tree(max_leaf_nodes, monkeypatch):
     """numba's simulator grows the CPU's tree, histograms (nodes of 24 rows or more) and rows alike."""
-    monkeypatch.setattr(cuda_histogram, "THREADS", 32)
     monkeypatch.setattr(cuda_splitting, "MIN_SCAN_THREADS", 8)
     X, y = categorical_data(np.random.default_rng(2), 48, n_classes=3)
     options = dict(min_rows_histogram=24, max_depth=3, max_leaf_nodes=max_leaf_nodes)

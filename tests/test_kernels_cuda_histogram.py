@@ -186,6 +186,7 @@ def test_build_histograms_with_per_tree_statistics_matches_cpu(criterion, shared
     np.testing.assert_array_equal(cuda_histograms(batch, stats, rng), cpu_histograms(batch, stats))
 
 
+@pytest.mark.real_launch_sizes
 def test_build_histograms_with_the_real_launch_constants():
     """THREADS = 256, chunks of MIN_ROWS_PER_CHUNK rows: one chunk per node here."""
     rng = np.random.default_rng(10)

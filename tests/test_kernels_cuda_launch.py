@@ -23,6 +23,7 @@ except ImportError:
     from cuda_twins import SIMULATOR
 
 
+@pytest.mark.real_launch_sizes
 @pytest.mark.parametrize("n_items", [1, 31, 32, 33, 255, 256, 257, 1000, MAX_BLOCKS * BLOCK_SIZE, 10**9])
 def test_elementwise_config_gives_one_thread_per_item_in_whole_warps(n_items):
     blocks, threads = elementwise_config(n_items)
