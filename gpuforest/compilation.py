@@ -11,7 +11,9 @@ numba saves a kernel's new signature by reading the kernel's cache index, naming
 the first number free in it, and writing both back, without a lock: two processes saving two signatures
 of one kernel at once (Dask workers, pytest-xdist workers, parallel warm-ups) can write one name for both,
 and a later process then loads one signature's machine code for the other. ``install_cache_lock`` makes
-each save hold an inter-process file lock on its index.
+each save hold an inter-process file lock on its index, and each compilation of a kernel hold one on the
+kernel: processes that need a kernel at once (they mostly start with the same fits) then compile it once,
+the others waiting and loading its machine code from the cache, instead of each compiling it.
 """
 
 import functools
@@ -22,7 +24,9 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 
 import numpy as np
 from filelock import FileLock
-from numba.core import caching, event
+from numba.core import caching, event, sigutils
+from numba.core.compiler_lock import global_compiler_lock
+from numba.core.dispatcher import Dispatcher
 
 NOTICE = (
     "gpuforest: compiling the CPU kernels for first use (a minute or two, once: they are cached in {cache}; "
@@ -126,7 +130,15 @@ class FirstCompileNotice(event.Listener):
 def install_cache_lock():
     """Make numba's cache saves (``IndexDataCacheFile.save``, every numba cache of the process) hold a file lock
     on the index they update (``<index>.lock`` beside it), so that concurrent saves from several processes
-    each add their own entry. Loads need none: numba replaces the index and data files atomically."""
+    each add their own entry. Loads need none: numba replaces the index and data files atomically.
+
+    And make the compilation of a cached kernel for a signature it does not hold yet (``Dispatcher.compile``:
+    load from the cache, else compile and save) hold a file lock on the kernel (``<index>.compile.lock``):
+    a second process that needs the kernel meanwhile waits, then loads what the first saved. The file lock
+    is taken inside numba's compiler lock (reentrant, one per process), so that a process's threads never wait
+    for each other's file locks; a kernel's compilation takes its callees' locks, never its callers' (calls
+    between kernels have no cycles), so two processes never wait for each other.
+    """
     save = caching.IndexDataCacheFile.save
     if getattr(save, "holds_index_lock", False):
         return
@@ -136,8 +148,20 @@ def install_cache_lock():
         with FileLock(self._index_path + ".lock"):
             save(self, key, data)
 
+    compile_signature = Dispatcher.compile
+
+    @functools.wraps(compile_signature)
+    def locked_compile(self, sig):
+        cache_file = getattr(self._cache, "_cache_file", None)
+        args, _ = sigutils.normalize_signature(sig)
+        if cache_file is None or tuple(args) in self.overloads:
+            return compile_signature(self, sig)
+        with global_compiler_lock, FileLock(cache_file._index_path + ".compile.lock"):
+            return compile_signature(self, sig)
+
     locked_save.holds_index_lock = True
     caching.IndexDataCacheFile.save = locked_save
+    Dispatcher.compile = locked_compile
 
 
 # The notice watching gpuforest's kernels in this process (install_first_compile_notice).

@@ -108,6 +108,7 @@ open(os.path.join(directory, "ready-" + argument), "w").close()
 while sum(name.startswith("ready-") for name in os.listdir(directory)) < n_processes:
     time.sleep(0.01)
 racing_kernels.double(eval(argument))
+print(sum(racing_kernels.double.stats.cache_misses.values()))
 '''
 
 # A fresh process: each argument's result, and how many signatures came from the cache.
@@ -124,38 +125,50 @@ print(repr(results), len(racing_kernels.double.stats.cache_hits))
 RACING_ARGUMENTS = ("3", "3.5", "(3+1j)")
 
 
-def _race_to_save(directory, locked):
-    """Compile ``double`` for ``RACING_ARGUMENTS`` in as many processes at once; returns the fresh process's
-    ``(results, signatures loaded from the cache)``."""
+def _race_to_save(directory, locked, arguments=RACING_ARGUMENTS):
+    """Call ``double`` with each of ``arguments`` in as many processes at once; returns the fresh process's
+    ``(results, signatures loaded from the cache)`` and how many compilations the racing processes made."""
+    directory.mkdir(exist_ok=True)
     (directory / "racing_kernels.py").write_text(KERNELS)
     environment = {**os.environ, "NUMBA_CACHE_DIR": str(directory / "cache")}
     children = [
         subprocess.Popen(
-            [sys.executable, "-c", RACING_SAVE, str(directory), argument, str(len(RACING_ARGUMENTS)),
+            [sys.executable, "-c", RACING_SAVE, str(directory), argument, str(len(arguments)),
              "locked" if locked else "unlocked"],
-            env=environment,
+            env=environment, stdout=subprocess.PIPE, text=True,
         )
-        for argument in RACING_ARGUMENTS
+        for argument in arguments
     ]
-    assert [child.wait(timeout=300) for child in children] == [0] * len(children)
+    n_compiled = [int(child.communicate(timeout=300)[0]) for child in children]
+    assert [child.returncode for child in children] == [0] * len(children)
     loaded = subprocess.run(
-        [sys.executable, "-c", LOAD_CACHED, str(directory), *RACING_ARGUMENTS], env=environment,
+        [sys.executable, "-c", LOAD_CACHED, str(directory), *arguments], env=environment,
         capture_output=True, text=True, check=True, timeout=300,
     )
     results, n_cached = loaded.stdout.rsplit(" ", 1)
-    return results, int(n_cached)
+    return results, int(n_cached), sum(n_compiled)
 
 
 def test_processes_compiling_one_kernel_at_once_each_save_their_signature(tmp_path):
-    results, n_cached = _race_to_save(tmp_path, locked=True)
+    results, n_cached, _ = _race_to_save(tmp_path, locked=True)
     assert results == repr([2 * eval(argument) for argument in RACING_ARGUMENTS])
     assert n_cached == len(RACING_ARGUMENTS)
 
 
 def test_without_the_lock_the_race_loses_signatures(tmp_path):
     """numba's own saves, unlocked, under the same race: entries are lost (what the lock prevents)."""
-    _, n_cached = _race_to_save(tmp_path, locked=False)
+    _, n_cached, _ = _race_to_save(tmp_path, locked=False)
     assert n_cached < len(RACING_ARGUMENTS)
+
+
+def test_processes_needing_one_signature_at_once_compile_it_once(tmp_path):
+    """Two processes call ``double`` on ints at once: with the lock one compiles it and the other loads its
+    machine code from the cache; without it, each compiles it."""
+    same_signature = ("3", "4")
+    results, n_cached, n_compiled = _race_to_save(tmp_path / "locked", locked=True, arguments=same_signature)
+    assert (results, n_cached, n_compiled) == ("[6, 8]", 1, 1)
+    _, _, n_compiled_unlocked = _race_to_save(tmp_path / "unlocked", locked=False, arguments=same_signature)
+    assert n_compiled_unlocked == 2
 
 
 def test_compile_in_processes_runs_every_call_in_other_processes():
