@@ -78,7 +78,7 @@ def pytest_collection_modifyitems(items):
 
 
 # Threads per block of the CUDA kernels under the simulator, which runs every CUDA thread as a Python thread:
-# one warp, so that a block costs 32 threads instead of 256. The kernels' code is the same at every size; the
+# one warp, so that a block costs 32 threads instead of up to 256. The kernels' code is the same at every size; the
 # real-device tests (tests/gpu) and the PTX check take the real sizes, as does a test marked real_launch_sizes.
 SIMULATOR_BLOCK_THREADS = 32
 
