@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test check-kernels check-quality check-dask install bench clean plain-install-check
+.PHONY: demo test check-kernels check-quality check-dask install bench clean plain-install-check prebuilt-kernels
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -57,3 +57,7 @@ plain-install-check:
 	$(PYTHON) -m venv .venv-plain
 	.venv-plain/bin/pip install --quiet .
 	cd /tmp && $(CURDIR)/.venv-plain/bin/python $(CURDIR)/benchmarks/plain_install_check.py
+
+# The prebuilt CPU kernels shipped in kernels/prebuilt (gpuforest/prebuilt.py): rebuild after changing a kernel.
+prebuilt-kernels: install
+	$(BIN)/python -c "from gpuforest import prebuilt; print(prebuilt.build())"

@@ -1,6 +1,6 @@
 """gpuforest: tree ensembles on the GPU and the CPU with scikit-learn's API."""
 
-from . import datasets, information, resampling
+from . import datasets, information, prebuilt, resampling
 from .adaboost import AdaBoostClassifier, AdaBoostRegressor
 from .bagging import BaggingClassifier, BaggingRegressor
 from .compilation import install_cache_lock, install_first_compile_notice
@@ -34,3 +34,4 @@ __version__ = "0.1.0"
 
 install_cache_lock()
 install_first_compile_notice()
+prebuilt.install()

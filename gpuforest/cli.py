@@ -14,6 +14,7 @@ import argparse
 import ast
 import importlib.util
 import io
+import os
 import sys
 import time
 from importlib import metadata
@@ -28,6 +29,7 @@ from sklearn.utils.multiclass import type_of_target
 
 import gpuforest
 
+from . import prebuilt
 from .backend import DEVICES, get_backend
 from .compilation import compile_in_processes, kernel_cache_directory, side_by_side_shares
 
@@ -46,8 +48,8 @@ PREDICTION_SUFFIXES = (".csv", ".npy")
 DISTRIBUTIONS = ("gpuforest", "numpy", "numba", "numba-cuda", "cupy-cuda12x", "scikit-learn", "scipy", "pyarrow")
 PEER_MODULES = {"scikit-learn": "sklearn", "gpuforest-ordinal": "gpuforest"}
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
-# Rows of the data sets `gpuforest warmup` fits on: enough for every estimator to split.
-WARMUP_SAMPLES = 200
+# Rows of the data sets `gpuforest warmup` fits on: enough for every estimator to split, and for histograms.
+WARMUP_SAMPLES = 1000
 
 
 class UsageError(Exception):
@@ -394,24 +396,27 @@ def info(args):
     print(f"{'python':<14}{sys.version.split()[0]}")
     print(f"backend       {get_backend('auto').name} (device='auto')")
     print(f"kernel cache  {kernel_cache_directory()}")
+    print(f"prebuilt      {prebuilt.status()} ({prebuilt.PREBUILT_DIRECTORY})")
     gpuforest.show_devices()
 
 
 def warmup_data():
     """Tiny classification and regression sets with a missing value in every feature and a last feature of
-    codes, declared categorical or not, which between them take the kernel specialisations of a fit.
+    codes, declared categorical or not, which between them take the kernel specialisations of a fit: rows
+    enough for the first levels' histograms, two and three classes.
 
     Returns
     -------
     X : ndarray of shape (WARMUP_SAMPLES, 4)
-    targets : dict of task -> ndarray of shape (WARMUP_SAMPLES,)
+    targets : dict of task -> list of ndarray of shape (WARMUP_SAMPLES,)
     """
     rng = np.random.default_rng(0)
     X = rng.normal(size=(WARMUP_SAMPLES, 4))
     X[:, 3] = rng.integers(0, 5, size=WARMUP_SAMPLES)
     regression = X[:, 0] + (X[:, 3] == 2) + rng.normal(scale=0.1, size=WARMUP_SAMPLES)
     X[rng.integers(0, WARMUP_SAMPLES, size=4), np.arange(4)] = np.nan
-    return X, {"classification": (regression > np.median(regression)).astype(int), "regression": regression}
+    classes = [np.digitize(regression, np.quantile(regression, q)) for q in ([0.5], [1 / 3, 2 / 3])]
+    return X, {"classification": classes, "regression": [regression]}
 
 
 def warmup_fits():
@@ -431,7 +436,8 @@ def warmup_fit(model, task, categorical, device):
         estimator.set_params(n_estimators=2)
     start = time.perf_counter()
     for X_values in (X, X.astype(np.float32)):
-        fit(estimator, X_values, targets[task]).predict(X_values)
+        for y in targets[task]:
+            fit(estimator, X_values, y).predict(X_values)
     kind = "categorical" if categorical else "numeric"
     return f"{type(estimator).__name__:<28}{kind:<13}{time.perf_counter() - start:>7.2f} s"
 
@@ -443,11 +449,16 @@ def warmup_share(models, device):
 
 def warmup(args):
     total = time.perf_counter()
+    if args.native:
+        # This process and its workers compile instead of loading the prebuilt kernels.
+        os.environ[prebuilt.ENVIRONMENT_SWITCH] = "0"
     shares = side_by_side_shares(list(MODELS), args.jobs)
     for lines in compile_in_processes(warmup_share, [(share, args.device) for share in shares]):
         print("\n".join(lines), flush=True)
-    print(f"Fitted every estimator in {time.perf_counter() - total:.1f} s; the CPU kernels are cached in "
-          f"{kernel_cache_directory()}.")
+    kernels = f"cached in {kernel_cache_directory()}"
+    if prebuilt.unused_reason() is None:
+        kernels = f"prebuilt in {prebuilt.PREBUILT_DIRECTORY} (--native compiles them for this CPU), others {kernels}"
+    print(f"Fitted every estimator in {time.perf_counter() - total:.1f} s; the CPU kernels are {kernels}.")
 
 
 def installed_peers(script):
@@ -565,6 +576,10 @@ def build_parser():
     warmup_parser.add_argument("--device", choices=DEVICES, help="the device to compile for (default auto)")
     warmup_parser.add_argument(
         "--jobs", type=positive_int, help="processes compiling side by side (default: one per core)"
+    )
+    warmup_parser.add_argument(
+        "--native", action="store_true", help="compile the CPU kernels for this CPU (a few percent faster than the "
+        "prebuilt portable ones; about a minute)"
     )
     bench_parser = command("bench", bench, "run a benchmark of the repository checkout", description=(
         "Run benchmarks/bench_NAME.py of the repository checkout against the installed peers (scikit-learn, "

@@ -42,11 +42,13 @@ def kernel_cache_directory():
 
 
 def kernels_cached():
-    """Whether the CPU kernels have a cache on disk (the index of one of them exists): then a fit loads them, or
-    compiles few, and ``FirstCompileNotice`` stays silent."""
+    """Whether the CPU kernels have a cache on disk (the index of one of them exists, or the prebuilt kernels are
+    in use): then a fit loads them, or compiles few, and ``FirstCompileNotice`` stays silent."""
+    from . import prebuilt
     from .kernels.cpu import histogram
 
-    return os.path.exists(histogram._build_histograms._cache._cache_file._index_path)
+    index_path = histogram._build_histograms._cache._cache_file._index_path
+    return os.path.exists(index_path) or prebuilt.unused_reason() is None
 
 
 def compile_in_processes(function, calls):

@@ -10,7 +10,7 @@ from pyarrow import csv, parquet
 from sklearn.metrics import accuracy_score, log_loss, mean_absolute_error, mean_squared_error, r2_score, roc_auc_score
 
 import gpuforest
-from gpuforest import DecisionTreeClassifier, RandomForestRegressor, cli
+from gpuforest import DecisionTreeClassifier, RandomForestRegressor, cli, prebuilt
 
 LABELS = np.array(["no", "yes"])
 
@@ -165,13 +165,13 @@ def test_warmup_fits_start_with_the_tree_and_cover_every_model_task_and_kind():
     assert sorted(fits) == sorted(itertools.product(cli.MODELS, cli.TASKS, (False, True)))
 
 
-def test_warmup_data_takes_missing_values_and_categories():
+def test_warmup_data_takes_missing_values_categories_and_three_classes():
     X, targets = cli.warmup_data()
     assert np.isnan(X).any(axis=0).all()
     codes = X[~np.isnan(X[:, 3]), 3]
     np.testing.assert_array_equal(np.unique(codes), np.arange(5))
     assert np.isfinite(targets["regression"]).all()
-    np.testing.assert_array_equal(np.unique(targets["classification"]), [0, 1])
+    assert [np.unique(y).tolist() for y in targets["classification"]] == [[0, 1], [0, 1, 2]]
 
 
 def test_info_reports_the_kernel_cache(capsys):
@@ -183,6 +183,7 @@ def test_info_reports_the_kernel_cache(capsys):
     out = capsys.readouterr().out
     expected_cache = numba.config.CACHE_DIR or str(histogram.__file__).rsplit("/", 1)[0] + "/__pycache__"
     assert f"kernel cache  {expected_cache}" in out
+    assert f"prebuilt      {prebuilt.status()} ({prebuilt.PREBUILT_DIRECTORY})" in out
     assert f"numba         {numba.__version__}" in out
 
 
