@@ -11,6 +11,7 @@ import pytest
 from numba.core import event
 
 import gpuforest
+from gpuforest import prebuilt
 from gpuforest.compilation import (
     NOTICE, FirstCompileNotice, compile_in_processes, kernel_cache_directory, kernels_cached, side_by_side_shares,
 )
@@ -182,11 +183,17 @@ def test_compile_in_processes_runs_every_call_in_other_processes():
     assert list(compile_in_processes(os.getpid, [()])) == [os.getpid()]
 
 
-def test_kernels_cached_once_a_fit_has_saved_the_histogram_kernel():
-    X = np.arange(40.0).reshape(20, 2)
-    gpuforest.DecisionTreeClassifier(max_depth=2, device="cpu").fit(X, np.arange(20) % 2)
-    saved = [name for name in os.listdir(kernel_cache_directory()) if "._build_histograms-" in name]
-    assert any(name.endswith(".nbi") for name in saved)
+def test_kernels_cached_once_the_histogram_kernel_has_an_index_or_the_prebuilt_kernels_serve(tmp_path, monkeypatch):
+    from gpuforest.kernels.cpu import histogram
+
+    index_path = tmp_path / "histogram._build_histograms.nbi"
+    monkeypatch.setattr(histogram._build_histograms._cache._cache_file, "_index_path", str(index_path))
+    monkeypatch.setattr(prebuilt, "unused_reason", lambda: "off")
+    assert not kernels_cached()
+    index_path.write_bytes(b"")
+    assert kernels_cached()
+    index_path.unlink()
+    monkeypatch.setattr(prebuilt, "unused_reason", lambda: None)
     assert kernels_cached()
 
 
