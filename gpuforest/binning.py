@@ -5,7 +5,7 @@ A feature with at most ``max_bins - 1`` distinct values (one bin each) gets the 
 that a tree on bins makes the same splits as CART/C4.5 on raw values (the
 midpoint rule of scikit-learn's trees). A feature with more distinct values
 gets quantile thresholds, as in LightGBM and scikit-learn's
-HistGradientBoosting. The last bin, ``max_bins - 1``, holds missing values.
+HistGradientBoosting. The last bin, ``n_bins - 1``, holds missing values.
 
 A sparse X (scipy CSR/CSC) gets the thresholds of its dense matrix: each
 feature's are fitted on its CSC column's stored values and its implicit
@@ -62,8 +62,11 @@ class BinMapper:
     n_categories_ : ndarray of shape (n_features,), dtype int32
         Categories of each categorical feature (its largest code + 1; its bins
         ``0 .. n_categories_ - 1``), 0 for numeric features.
+    n_bins : int
+        Bins per feature in the binned layout: fitted, one more than the most bins any feature's values take;
+        else ``max_bins``.
     missing_bin : int
-        ``max_bins - 1``.
+        ``n_bins - 1``: the bin of missing values.
     """
 
     def __init__(self, max_bins=256, subsample=SUBSAMPLE, random_state=0, is_categorical=None):
@@ -73,8 +76,18 @@ class BinMapper:
         self.is_categorical = is_categorical
 
     @property
+    def n_bins(self):
+        """Bins per feature of the binned layout (histogram widths): the missing values' bin is the last. Fitted,
+        one more than any feature's bins for values (features of few distinct values get small histograms, whose
+        zeroing, subtraction and row-or-histogram choice cost their bins, not ``max_bins``); else ``max_bins``."""
+        n_bins_non_missing = getattr(self, "n_bins_non_missing_", None)
+        if n_bins_non_missing is None or n_bins_non_missing.size == 0:
+            return self.max_bins
+        return int(max(n_bins_non_missing.max(), self.n_categories_.max())) + 1
+
+    @property
     def missing_bin(self):
-        return self.max_bins - 1
+        return self.n_bins - 1
 
     def fit(self, X):
         """Fit thresholds on ``X`` of shape (n_samples, n_features), float64 or float32 with NaN, dense or sparse

@@ -342,7 +342,7 @@ class DaskBackend(CPUBackend):
         from_rows = np.flatnonzero(hist_rows == FROM_ROWS)
         if from_rows.size:
             row_hist = self.build_histograms(
-                rows, node_start[from_rows], node_stop[from_rows], node_tree[from_rows], bin_mapper.max_bins,
+                rows, node_start[from_rows], node_stop[from_rows], node_tree[from_rows], bin_mapper.n_bins,
                 stats.n_slots, feature_mask[from_rows],
             )
             hist_rows = hist_rows.copy()

@@ -4,6 +4,7 @@ and float64 values (thresholds as HistGradientBoosting's)."""
 import numpy as np
 import pytest
 
+import gpuforest
 from gpuforest.backend import get_backend
 from gpuforest import binning
 from gpuforest.binning import BinMapper, sorted_midpoint_percentiles
@@ -184,3 +185,40 @@ def test_bin_value_ranges_are_the_smallest_and_largest_value_of_each_bin(max_bin
             expected_min, expected_max = (in_bin.min(), in_bin.max()) if in_bin.size else (np.inf, -np.inf)
             assert mapper.bin_min_[feature, bin_idx] == expected_min
             assert mapper.bin_max_[feature, bin_idx] == expected_max
+
+
+def test_the_fitted_layout_has_a_bin_more_than_the_widest_feature_the_last_for_missing_values():
+    rng = np.random.default_rng(0)
+    X = np.c_[rng.integers(0, 5, 300), rng.integers(0, 17, 300), rng.integers(0, 3, 300)].astype(float)
+    X[::7, 1] = np.nan
+    mapper = BinMapper(256, is_categorical=[True, False, False])
+    assert (mapper.n_bins, mapper.missing_bin) == (256, 255)  # unfitted
+    mapper.fit(X)
+    assert (mapper.n_bins, mapper.missing_bin) == (18, 17)
+    X_binned = mapper.transform(X, get_backend("cpu"))
+    np.testing.assert_array_equal(X_binned[::7, 1], 17)
+    assert X_binned[~np.isnan(X)].max() == 16
+
+
+@pytest.mark.parametrize("make_estimator", [
+    lambda: gpuforest.DecisionTreeClassifier(random_state=0),
+    lambda: gpuforest.DecisionTreeClassifier(algorithm="c45"),
+    lambda: gpuforest.GradientBoostingClassifier(n_estimators=10, random_state=0),
+    lambda: gpuforest.RandomForestClassifier(n_estimators=5, max_features=2, random_state=0),
+    lambda: gpuforest.ExtraTreesRegressor(n_estimators=3, random_state=0),
+    lambda: gpuforest.DecisionTreeClassifier(categorical_features=[0], random_state=0),
+], ids=["tree", "c45", "boosting", "forest", "extra-trees", "categorical"])
+def test_the_narrow_layout_of_few_distinct_values_grows_the_trees_of_the_full_width_one(make_estimator, monkeypatch):
+    """Histograms as wide as the most bins a feature takes (plus the missing bin): the same trees as
+    ``max_bins``-wide histograms with the missing bin last."""
+    rng = np.random.default_rng(1)
+    X = np.c_[rng.integers(0, 6, 800), rng.integers(0, 12, 800), rng.normal(size=800).round(1)]
+    y = ((X[:, 0] % 3 == 1) ^ (X[:, 1] > 5) ^ (X[:, 2] > 0.5)).astype(int)
+    X[rng.integers(0, 800, 60), rng.integers(0, 3, 60)] = np.nan
+    narrow = make_estimator().fit(X, y)
+    assert narrow._bin_mapper.n_bins < 256
+    monkeypatch.setattr(BinMapper, "n_bins", property(lambda mapper: mapper.max_bins))
+    wide = make_estimator().fit(X, y)
+    assert wide._bin_mapper.missing_bin == 255
+    prediction = narrow.predict_proba if hasattr(narrow, "predict_proba") else narrow.predict
+    np.testing.assert_array_equal(prediction(X), (wide.predict_proba if hasattr(wide, "predict_proba") else wide.predict)(X))
