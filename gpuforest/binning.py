@@ -62,9 +62,10 @@ class BinMapper:
     n_categories_ : ndarray of shape (n_features,), dtype int32
         Categories of each categorical feature (its largest code + 1; its bins
         ``0 .. n_categories_ - 1``), 0 for numeric features.
+    n_bins_ : int
+        One more than the most bins any feature's values take (``n_bins_non_missing_``, ``n_categories_``).
     n_bins : int
-        Bins per feature in the binned layout: fitted, one more than the most bins any feature's values take;
-        else ``max_bins``.
+        Bins per feature in the binned layout: ``n_bins_`` when fitted, else ``max_bins``.
     missing_bin : int
         ``n_bins - 1``: the bin of missing values.
     """
@@ -77,13 +78,9 @@ class BinMapper:
 
     @property
     def n_bins(self):
-        """Bins per feature of the binned layout (histogram widths): the missing values' bin is the last. Fitted,
-        one more than any feature's bins for values (features of few distinct values get small histograms, whose
-        zeroing, subtraction and row-or-histogram choice cost their bins, not ``max_bins``); else ``max_bins``."""
-        n_bins_non_missing = getattr(self, "n_bins_non_missing_", None)
-        if n_bins_non_missing is None or n_bins_non_missing.size == 0:
-            return self.max_bins
-        return int(max(n_bins_non_missing.max(), self.n_categories_.max())) + 1
+        """Bins per feature of the binned layout (histogram widths), the missing values' bin the last: fitted,
+        ``n_bins_``; else ``max_bins``."""
+        return getattr(self, "n_bins_", self.max_bins)
 
     @property
     def missing_bin(self):
@@ -127,7 +124,13 @@ class BinMapper:
             with ThreadPoolExecutor(get_num_threads()) as pool:
                 list(pool.map(fit_feature, range(n_features)))
         self.n_bins_non_missing_ = self.n_thresholds_ + 1
+        self._set_n_bins()
         return self
+
+    def _set_n_bins(self):
+        # Features of few distinct values get small histograms, whose zeroing, subtraction and row-or-histogram
+        # choice cost their bins, not max_bins.
+        self.n_bins_ = int(max(self.n_bins_non_missing_.max(initial=0), self.n_categories_.max(initial=0))) + 1
 
     def __getstate__(self):
         """The fitted rows without their padding: per feature its ``n_thresholds_`` thresholds and its
@@ -149,6 +152,8 @@ class BinMapper:
                 padded = np.full((counts.shape[0], self.max_bins), padding)
                 padded[np.arange(self.max_bins) < counts[:, None]] = state[name]
                 setattr(self, name, padded)
+            if not hasattr(self, "n_bins_"):
+                self._set_n_bins()
 
     def _fit_feature(self, feature_idx, values, n_implicit_zeros, max_thresholds):
         """Thresholds and per-bin value ranges of one feature (its row of each attribute) from its ``values``

@@ -309,10 +309,11 @@ class TreeGrower:
         self.level_buffer = 0
         self.n_trees = tree_offsets.shape[0] - 1
         self.n_features = rows.X_binned.shape[1]
+        self.n_bins = bin_mapper.n_bins
         # Below this many rows a node is scanned from its rows (one small feature histogram at
         # a time), not from a node histogram: zeroing and scanning n_bins * n_slots per feature
         # costs more. Measured: a threshold of 96 or of 384 rows, the same time per round.
-        self.min_rows_histogram = bin_mapper.n_bins * stats.n_slots // 2
+        self.min_rows_histogram = self.n_bins * stats.n_slots // 2
         self.is_categorical = np.asarray(bin_mapper.is_categorical, dtype=bool)
         self.allowed_features = self._allowed_features()
         self.n_node_features = min(params.max_features, self.allowed_features.shape[1])
@@ -457,7 +458,7 @@ class TreeGrower:
         A level needing at most ``SMALL_LEVEL_BYTES`` is one chunk without asking the
         backend for its free memory (a system call per level adds up in best-first growth).
         """
-        hist_bytes = self.n_features * self.bin_mapper.n_bins * self.stats.n_slots * 8
+        hist_bytes = self.n_features * self.n_bins * self.stats.n_slots * 8
         nodes_per_unit = 2 if paired else 1
         if 2 * hist_bytes * nodes_per_unit * n_units <= SMALL_LEVEL_BYTES:
             return max(n_units, 1)
@@ -563,7 +564,7 @@ class TreeGrower:
         CPU, none of a fresh allocation's page faults) per level once the
         largest level has grown.
         """
-        shape = (n_hist, self.n_features, self.bin_mapper.n_bins, self.stats.n_slots)
+        shape = (n_hist, self.n_features, self.n_bins, self.stats.n_slots)
         return self._workspace_array(f"level_histograms_{self.level_buffer}", shape, np.int64)
 
     def _workspace_array(self, key, shape, dtype):
@@ -653,7 +654,7 @@ class _BestFirst:
         self.heap = np.empty(capacity.sum(), dtype=np.int64)
         self.heap_start = np.concatenate([[0], np.cumsum(capacity)[:-1]]).astype(np.int64)
         self.heap_size = np.zeros(grower.n_trees, dtype=np.int64)
-        n_bins, n_slots = grower.bin_mapper.n_bins, grower.stats.n_slots
+        n_bins, n_slots = grower.n_bins, grower.stats.n_slots
         self.pool = HistogramPool.in_workspace(
             grower.workspace, grower.backend, self._pool_rows(capacity), grower.n_features, n_bins, n_slots
         )
@@ -664,7 +665,7 @@ class _BestFirst:
         when none are kept; at most half the free memory and ``BEST_FIRST_POOL_BYTES``."""
         grower = self.grower
         wanted = 3 * int(capacity.sum()) + 2 * grower.n_trees if self.keep_histograms else 2 * grower.n_trees
-        hist_bytes = grower.n_features * grower.bin_mapper.n_bins * grower.stats.n_slots * 8
+        hist_bytes = grower.n_features * grower.n_bins * grower.stats.n_slots * 8
         if wanted * hist_bytes <= SMALL_LEVEL_BYTES:
             return max(wanted, 1)
         # Once per fit (the workspace's): a memory query per tree adds up over boosting's rounds.
@@ -763,7 +764,7 @@ class _BestFirst:
         hist_row[derive] = pool.take(derive.size)
         derived = hist_row[derive] >= 0
         derive, derive_from, derive_parent = derive[derived], derive_from[derived], derive_parent[derived]
-        n_bins, n_slots = grower.bin_mapper.n_bins, grower.stats.n_slots
+        n_bins, n_slots = grower.n_bins, grower.stats.n_slots
         if build.size:
             grower.backend.build_histograms(
                 grower.rows, nodes.start[build], nodes.stop[build], nodes.tree[build], n_bins, n_slots, masks[build],
