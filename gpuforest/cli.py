@@ -31,6 +31,7 @@ import gpuforest
 
 from . import prebuilt
 from .backend import DEVICES, get_backend
+from .binning import BinMapper
 from .compilation import compile_in_processes, kernel_cache_directory, side_by_side_shares
 
 TASKS = ("classification", "regression")
@@ -443,8 +444,17 @@ def warmup_fit(model, task, categorical, device):
 
 
 def warmup_share(models, device):
-    """``warmup_fit`` of every warm-up fit of ``models``, in turn; returns their report lines."""
+    """``warmup_fit`` of every warm-up fit of ``models``, in turn, after ``warmup_binning``; returns their report
+    lines."""
+    warmup_binning()
     return [warmup_fit(*fit, device) for fit in warmup_fits() if fit[0] in models]
+
+
+def warmup_binning():
+    """Fit bins on a subsample of ``warmup_data``, as fits of more than ``binning.SUBSAMPLE`` rows do (its row
+    draws are kernels of their own)."""
+    X, _ = warmup_data()
+    BinMapper(subsample=WARMUP_SAMPLES // 2, random_state=0).fit(X)
 
 
 def warmup(args):
