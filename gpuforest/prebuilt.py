@@ -4,9 +4,10 @@ install's first fit loads its kernels in a second instead of compiling them for 
 numba keys its kernel cache on the source files' modification times and on this machine's CPU model, so a
 fresh clone or install starts without one. ``kernels/prebuilt`` holds the specialisations that
 ``gpuforest warmup``'s fits compile, built for the x86-64 psABI's level 3 (``x86-64-v3``: AVX2, FMA, BMI2;
-every x86-64 CPU sold since about 2015). When numba finds no entry for a kernel in its own cache, it looks
-there before it compiles: an entry serves if its signature, bytecode and ``fingerprint`` are the kernel's,
-the numba and Python versions those that built it, and the CPU at that level.
+Intel's CPUs since Haswell, AMD's since Excavator; LLVM fuses no multiply-add that numba does not ask for,
+so the results are the JIT's, bit for bit). When numba finds no entry for a kernel in its own cache, it
+looks there before it compiles: an entry serves if its signature, bytecode and ``fingerprint`` are the
+kernel's, the versions and numba settings of ``build_settings`` those of the build, and the CPU at that level.
 
 A kernel's ``fingerprint`` hashes the source files of the kernel and of every gpuforest function it calls,
 directly or not, and the values of the other globals it reads (numba compiles them in as constants): a change
@@ -14,8 +15,8 @@ that could change its machine code makes its entry miss, while changes elsewhere
 
 Code built for this CPU is a few percent faster than the portable level: ``gpuforest warmup --native``
 compiles it into numba's own cache, which is looked up first. ``GPUFOREST_PREBUILT_KERNELS=0`` turns the
-prebuilt kernels off. ``make prebuilt-kernels`` (``build``) rebuilds them after a
-change to the kernels.
+prebuilt kernels off. ``make prebuilt-kernels`` (``build``) rebuilds them after a change to the kernels
+(``tests/test_prebuilt.py`` fails until then).
 """
 
 import functools
