@@ -61,8 +61,9 @@ CPU_FEATURES = frozenset({
 def build_settings():
     """What, besides the sources, changes the machine code numba emits: versions and numba's code settings."""
     python = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    numpy = ".".join(np.__version__.split(".")[:2])  # numba types by numpy's feature release
     return {
-        "numba": numba.__version__, "python": python, "numpy": np.__version__, "llvmlite": llvmlite.__version__,
+        "numba": numba.__version__, "python": python, "numpy": numpy, "llvmlite": llvmlite.__version__,
         "boundscheck": config.BOUNDSCHECK, "opt": int(config.OPT), "debuginfo": config.DEBUGINFO_DEFAULT,
     }
 
