@@ -316,16 +316,22 @@ def build(directory=PREBUILT_DIRECTORY, jobs=None):
         command = [sys.executable, "-m", "gpuforest.cli", "warmup", "--device", "cpu"]
         subprocess.run(command + ([] if jobs is None else ["--jobs", str(jobs)]), env=environment, check=True)
         count = convert(cache_directory, built)
-        for index_path in built.glob("*/*.nbi"):
-            previous = directory / index_path.relative_to(built)
-            if previous.exists() and _index_keys(previous) == _index_keys(index_path):
-                for name in [index_path.name, *_read_index(previous)[1].values()]:
-                    shutil.copyfile(previous.parent / name, index_path.parent / name)
+        keep_unchanged_kernels(directory, built)
         shutil.rmtree(directory, ignore_errors=True)
         shutil.copytree(built, directory)
     manifest = {"settings": build_settings(), "cpu_name": CPU_NAME, "specialisations": count}
     (directory / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
     return manifest
+
+
+def keep_unchanged_kernels(previous, built):
+    """Copy into the prebuilt cache ``built`` the files of ``previous`` of every kernel whose index has the same
+    stamp and keys in both (numba's files of a kernel differ from one build to the next, its entries do not)."""
+    for index_path in Path(built).glob("*/*.nbi"):
+        previous_index = Path(previous) / index_path.relative_to(built)
+        if previous_index.exists() and _index_keys(previous_index) == _index_keys(index_path):
+            for name in [index_path.name, *_read_index(previous_index)[1].values()]:
+                shutil.copyfile(previous_index.parent / name, index_path.parent / name)
 
 
 def _read_index(path):

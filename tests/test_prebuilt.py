@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+from numba.core import caching
 from numba.core.dispatcher import Dispatcher
 
 from gpuforest import prebuilt
@@ -201,3 +202,32 @@ def test_host_support_needs_every_feature_of_the_level(monkeypatch, request):
     monkeypatch.setattr(prebuilt.llvm, "get_process_triple", lambda: "aarch64-unknown-linux-gnu")
     prebuilt.host_supports_prebuilt.cache_clear()
     assert prebuilt.host_supports_prebuilt() is False
+
+
+def _cache_files(directory, package, filename_base, entries, stamp="settings"):
+    """A numba index in ``directory/package`` of ``entries`` ({key: data bytes}), as ``convert`` writes them."""
+    index_file = caching.IndexDataCacheFile(str(directory / package), filename_base, stamp)
+    (directory / package).mkdir(parents=True, exist_ok=True)
+    for key, data in entries.items():
+        index_file.save(key, data)
+    return index_file
+
+
+def test_a_rebuild_keeps_the_files_of_kernels_whose_entries_did_not_change(tmp_path):
+    previous, built = tmp_path / "previous", tmp_path / "built"
+    same = {("sig-a", "fingerprint-1"): b"old code a"}
+    _cache_files(previous, "gpuforest.kernels.cpu", "histogram.same-1.py311", same)
+    _cache_files(built, "gpuforest.kernels.cpu", "histogram.same-1.py311", {("sig-a", "fingerprint-1"): b"new code a"})
+    _cache_files(previous, "gpuforest.kernels.cpu", "histogram.changed-9.py311", {("sig-b", "fingerprint-1"): b"old b"})
+    changed = _cache_files(built, "gpuforest.kernels.cpu", "histogram.changed-9.py311",
+                           {("sig-b", "fingerprint-2"): b"new b"})
+    restamped = _cache_files(built, "gpuforest", "level.restamped-3.py311", {("sig-c", "f"): b"new c"}, stamp="new")
+    _cache_files(previous, "gpuforest", "level.restamped-3.py311", {("sig-c", "f"): b"old c"})
+    kept = caching.IndexDataCacheFile(str(built / "gpuforest.kernels.cpu"), "histogram.same-1.py311", "settings")
+    prebuilt.keep_unchanged_kernels(previous, built)
+    assert kept.load(("sig-a", "fingerprint-1")) == b"old code a"
+    assert (previous / "gpuforest.kernels.cpu" / "histogram.same-1.py311.1.nbc").read_bytes() == (
+        built / "gpuforest.kernels.cpu" / "histogram.same-1.py311.1.nbc").read_bytes()
+    # A changed fingerprint, or other build settings: the new files.
+    assert changed.load(("sig-b", "fingerprint-2")) == b"new b"
+    assert restamped.load(("sig-c", "f")) == b"new c"
