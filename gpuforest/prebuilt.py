@@ -68,6 +68,11 @@ def build_settings():
     }
 
 
+def index_stamp():
+    """The source stamp of a prebuilt cache's index files: ``build_settings``, in place of numba's file times."""
+    return json.dumps(build_settings(), sort_keys=True)
+
+
 @functools.cache
 def _file_digest(path):
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
@@ -176,8 +181,8 @@ def unused_reason(directory=PREBUILT_DIRECTORY):
         return f"off ({ENVIRONMENT_SWITCH}=0)"
     if not host_supports_prebuilt():
         return f"not used: this CPU is not {manifest['cpu_name']}"
-    differences = [f"{name} {built}" for name, built in manifest["settings"].items()
-                   if build_settings()[name] != built]
+    settings = build_settings()
+    differences = [f"{name} {built}" for name, built in manifest["settings"].items() if settings[name] != built]
     if differences:
         return "not used: built with " + ", ".join(differences)
     return None
@@ -218,7 +223,7 @@ class PrebuiltLookup:
 
     def __init__(self, directory):
         self.directory = Path(directory)
-        self.stamp = json.dumps(build_settings(), sort_keys=True)
+        self.stamp = index_stamp()
 
     def index_file(self, cache):
         """The prebuilt index of ``cache``'s function (numba's ``IndexDataCacheFile``), or None if there is none."""
@@ -279,7 +284,7 @@ def convert(cache_directory, directory):
     int
         The number of specialisations copied.
     """
-    stamp = json.dumps(build_settings(), sort_keys=True)
+    stamp = index_stamp()
     count = 0
     for package, folder in package_folders().items():
         subpath = caching.UserProvidedCacheLocator.get_suitable_cache_subpath(str(folder / "any.py"))
