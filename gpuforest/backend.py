@@ -19,9 +19,12 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 
 import numpy as np
+from numba import get_num_threads
 
 from .devices import host_free_memory_bytes
 from .kernels.counting import ACTIVE, DeviceCounts, count
+from .kernels.cpu.growth import grow_levels
+from .kernels.cpu.splitting import BLOCKS_PER_THREAD
 from .sparse import in_dense_row_blocks
 from .tree import CATEGORY_WORDS
 
@@ -188,6 +191,8 @@ class Backend:
     # Whether the device's arrays live in the process's own memory (the CPU's): then growth buffers are
     # sized from the input, so that the fit's peak memory follows the data's, not the machine's.
     shares_host_memory = False
+    # Whether ``grow_levels`` grows a batch's remaining levels in one call.
+    grows_levels = False
 
     def __init__(self, name, xp, kernels):
         self.name = name
@@ -597,6 +602,38 @@ class CPUBackend(Backend):
 
     def to_device_many(self, *arrays):
         return tuple([array if array is None or type(array) is np.ndarray else np.asarray(array) for array in arrays])
+
+    grows_levels = True
+
+    def grow_levels(
+        self, rows, nodes, scratch, hist_buffers, bin_mapper, stats, is_categorical, rules, features, n_values,
+        next_node_idx,
+    ):
+        """Depth-wise growth of ``nodes`` and all their descendants in one call (``kernels.cpu.growth.grow_levels``,
+        whose ``nodes``, ``rules``, ``features`` and ``hist_buffers`` these are).
+
+        ``scratch``: working memory of the shape of ``rows.sample_indices``; ``features[-1]``: random
+        thresholds. Returns the packed records of the grown nodes and splits.
+        """
+        n_features = rows.X_binned.shape[1]
+        random_thresholds = features[-1]
+        bin_values = bin_mapper.bin_values() if random_thresholds else np.empty((n_features, 0))
+        search = (
+            _categorical_features(is_categorical), bin_values, bin_mapper.n_bins_non_missing_,
+            bin_mapper.missing_bin, stats.criterion, stats.inv_scales, stats.regularization,
+            *split_constraints(None, None, (0, n_features)),
+        )
+        constant_hessian = None if rows.constant_hessian is None else np.int64(rows.constant_hessian)
+        row_arrays = (
+            rows.X_binned, rows.histogram_bins, rows.sample_indices, scratch, rows.sample_counts,
+            None if rows.unit_counts else rows.sample_counts, rows.row_slot, rows.row_stats, rows.stats_stride,
+            constant_hessian, rows.count_bits,
+        )
+        n_threads = get_num_threads()
+        return grow_levels(
+            nodes, row_arrays, search, rules, features, hist_buffers, n_values, CATEGORY_WORDS,
+            BLOCKS_PER_THREAD * n_threads, n_threads, next_node_idx,
+        )
 
 
 class CUDABackend(Backend):

@@ -298,6 +298,9 @@ class DaskBackend(CPUBackend):
         Seconds a level's result may take before the fit fails with ``TimeoutError``.
     """
 
+    # Its rows are on the workers: every level goes through the backend's operations.
+    grows_levels = False
+
     def __init__(self, client, missing_bin, timeout):
         super().__init__()
         self.client = client

@@ -182,6 +182,18 @@ class _TreeRecorder:
             (nodes.tree, nodes.node_idx, nodes.depth, nodes.totals[:, -1], values, impurity, weight, nodes.start)
         )
 
+    def add_packed(self, node_records, node_values, split_records, split_bitsets):
+        """Record the nodes and splits of ``Backend.grow_levels``' packed records."""
+        tree, node_idx, depth, n_samples, start = node_records.T
+        self.nodes.append((
+            tree, node_idx, depth, n_samples, node_values[:, :-2], node_values[:, -2], node_values[:, -1], start
+        ))
+        tree, node_idx, feature, bin_idx, next_bin, missing_left, left, right, categorical = split_records.T
+        self.splits.append((
+            tree, node_idx, feature.astype(np.int32), bin_idx.astype(np.int32), next_bin.astype(np.int32),
+            missing_left.astype(bool), left, right, categorical.astype(bool), split_bitsets,
+        ))
+
     def add_splits(self, parents, split, left, right):
         """Record the ``split`` (a ``SplitResult``) of each of ``parents`` and its children's indices."""
         self.splits.append((
@@ -293,6 +305,10 @@ class TreeGrower:
         Buffers kept from one growth to the next (a fit's rounds pass the same dict).
     """
 
+    # Whether every split is binary (``_evaluate`` and ``_split`` as here): the backend may then grow
+    # the levels itself (``_grows_in_backend``).
+    binary_splits = True
+
     def __init__(
         self, backend, rows, tree_offsets, bin_mapper, stats, n_values, params, first_tree=0, workspace=None,
     ):
@@ -326,10 +342,53 @@ class TreeGrower:
         if self.params.max_leaf_nodes is not None:
             _BestFirst(self).grow()
         else:
-            candidates = self._evaluate(self._roots())
-            while candidates.size:
-                candidates = self._evaluate(*self._split(candidates))
+            self._grow_depthwise()
         return self.recorder.trees(self.n_features, self.bin_mapper)
+
+    def _grow_depthwise(self):
+        """Level by level, every candidate split; the remaining levels in one backend call as soon as their
+        histograms are bounded by a few megabytes (``_grows_in_backend``)."""
+        nodes, parent_hist, parent_hist_row = self._roots(), None, None
+        while not self._grows_in_backend(nodes):
+            candidates = self._evaluate(nodes, parent_hist, parent_hist_row)
+            if not candidates.size:
+                return
+            nodes, parent_hist, parent_hist_row = self._split(candidates)
+        self._grow_in_backend(nodes)
+
+    def _hist_capacity(self, nodes):
+        """Most histograms a level below ``nodes`` builds or derives: each needs ``min_rows_histogram`` of the
+        rows of one of them, and brings at most its smaller sibling along."""
+        return 2 * int((nodes.counts // max(self.min_rows_histogram, 1)).sum())
+
+    def _grows_in_backend(self, nodes):
+        """Whether ``nodes`` and their descendants grow in one ``Backend.grow_levels`` call: a backend that
+        can, a grower of binary splits, no constraints, and two levels' histograms in ``SMALL_LEVEL_BYTES``."""
+        hist_bytes = self.n_features * self.n_bins * self.stats.n_slots * 8
+        return (
+            self.backend.grows_levels and self.binary_splits and nodes.bounds is None and nodes.groups is None
+            and 2 * self._hist_capacity(nodes) * hist_bytes <= SMALL_LEVEL_BYTES
+        )
+
+    def _grow_in_backend(self, nodes):
+        """Grow ``nodes`` and their descendants in one backend call, recording them."""
+        params, stats = self.params, self.stats
+        rules = (
+            self.min_weight_leaf, stats.kernel_weight_outputs, self.root_weight, int(params.max_depth),
+            int(params.min_samples_split), int(params.min_samples_leaf), stats.stops_when_pure,
+            int(self.min_rows_histogram), float(params.min_impurity_decrease), float(params.min_split_gain),
+        )
+        features = (
+            params.seed, self.first_tree, np.ascontiguousarray(self.allowed_features), self.n_node_features,
+            not self.nodes_share_features, params.random_thresholds,
+        )
+        shape = (self._hist_capacity(nodes), self.n_features, self.n_bins, self.stats.n_slots)
+        hist_buffers = tuple(self._workspace_array(f"level_histograms_{buffer}", shape, np.int64) for buffer in (0, 1))
+        self.recorder.add_packed(*self.backend.grow_levels(
+            self.rows, (nodes.tree, nodes.node_idx, nodes.depth, nodes.start, nodes.stop, nodes.totals),
+            self._workspace_array("partition_scratch", (int(self.tree_offsets[-1]),), np.int32), hist_buffers,
+            self.bin_mapper, stats, self.is_categorical, rules, features, self.n_values, self.recorder.next_node_idx,
+        ))
 
     def row_leaves(self, tree_idx):
         """``(rows, leaves)`` of a grown tree: its rows (device array of ``sample_indices``) and each one's leaf.

@@ -48,6 +48,8 @@ class MultiwayTreeGrower(TreeGrower):
     Parameters are ``TreeGrower``'s; ``params.max_leaf_nodes`` must be None.
     """
 
+    binary_splits = False
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         if self.params.max_leaf_nodes is not None:

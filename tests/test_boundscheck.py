@@ -3,7 +3,8 @@
 Bounds checking is a compile-time option, so the kernels are compiled afresh
 in a subprocess with ``NUMBA_BOUNDSCHECK=1`` and a private ``NUMBA_CACHE_DIR``
 (cached code compiled without the checks must not be reused). Two scripts: the
-decision trees' kernels, and the ensembles' own (bootstrap and threshold draws,
+decision trees' kernels (their levels in the compiled loop of ``kernels/cpu/growth.py`` and in the
+grower's own), and the ensembles' own (bootstrap and threshold draws,
 boosting's gradients, raw-score updates and raw predictions).
 """
 
@@ -77,7 +78,7 @@ TREES = textwrap.dedent(
     KERNELS = [
         "map_to_bins", "feature_masks", "node_totals", "build_histograms", "subtract_histograms",
         "find_best_splits", "apply_splits", "node_values",
-        "predict_leaves",
+        "predict_leaves", "grow_levels",
     ]
     record(KERNELS)
 
@@ -90,18 +91,20 @@ TREES = textwrap.dedent(
         dict(max_bins=16, max_leaf_nodes=5, min_samples_leaf=3),
         dict(max_bins=4, min_weight_fraction_leaf=0.1, max_depth=3),
     ]
-    for params in settings:
-        classifier = DecisionTreeClassifier(device="cpu", **params).fit(X, y_class, sample_weight=weight)
-        classifier.predict_proba(X)
-        classifier.apply(X)
-        classifier.decision_path(X)
-    for criterion in ("squared_error", "poisson"):
-        for params in settings[:3]:
-            params = {**params, "criterion": criterion}
-            regressor = DecisionTreeRegressor(device="cpu", **params).fit(X, y_real, sample_weight=weight)
-            regressor.predict(X)
-            regressor.apply(X)
-            regressor.decision_path(X)
+    # Depth-wise levels in the compiled loop (kernels/cpu/growth.py), then in the grower's own.
+    for CPUBackend.grows_levels in (True, False):
+        for params in settings:
+            classifier = DecisionTreeClassifier(device="cpu", **params).fit(X, y_class, sample_weight=weight)
+            classifier.predict_proba(X)
+            classifier.apply(X)
+            classifier.decision_path(X)
+        for criterion in ("squared_error", "poisson"):
+            for params in settings[:3]:
+                params = {**params, "criterion": criterion}
+                regressor = DecisionTreeRegressor(device="cpu", **params).fit(X, y_real, sample_weight=weight)
+                regressor.predict(X)
+                regressor.apply(X)
+                regressor.decision_path(X)
     check_reached(KERNELS)
     """
 )
@@ -124,9 +127,10 @@ ENSEMBLES = textwrap.dedent(
 
     CPUBackend.predict_raw = recording_predict_raw
 
-    forest = RandomForestClassifier(n_estimators=3, max_depth=4, max_bins=8, oob_score=True, device="cpu")
-    forest.fit(X, y_class, sample_weight=weight).predict(X)
-    ExtraTreesRegressor(n_estimators=2, max_bins=8, bootstrap=True, device="cpu").fit(X, y_real).predict(X)
+    for CPUBackend.grows_levels in (True, False):
+        forest = RandomForestClassifier(n_estimators=3, max_depth=4, max_bins=8, oob_score=True, device="cpu")
+        forest.fit(X, y_class, sample_weight=weight).predict(X)
+        ExtraTreesRegressor(n_estimators=2, max_bins=8, bootstrap=True, device="cpu").fit(X, y_real).predict(X)
     boosting = dict(n_estimators=3, max_bins=8, min_samples_leaf=2, random_state=0, device="cpu")
     for loss in ("squared_error", "absolute_error", "poisson"):
         GradientBoostingRegressor(loss=loss, subsample=0.7, **boosting).fit(X, y_real, sample_weight=weight).predict(X)

@@ -32,6 +32,13 @@ try:
 except ImportError:
     import reference as ref
 
+@pytest.fixture(autouse=True)
+def python_levels(monkeypatch):
+    """Every level through the grower's own loop, whose chunks, memory and backend calls these tests watch
+    (the CPU backend's compiled level loop grows the same trees: tests/test_kernels_cpu_growth.py)."""
+    monkeypatch.setattr(CPUBackend, "grows_levels", False)
+
+
 TREE_ARRAYS = ("children_left", "children_right", "feature", "threshold", "missing_go_to_left", "value", "impurity")
 N_FEATURES = 10
 

@@ -128,6 +128,32 @@ def test_best_splits_match_brute_force(criterion, seed, min_samples_leaf, weight
         assert sum(e["feature"] != ref.NO_SPLIT for e in expected) >= 3  # the test is not vacuous
 
 
+@pytest.mark.parametrize("criterion", CRITERIA)
+@pytest.mark.parametrize("seed, min_samples_leaf", [(0, 1), (1, 2)])
+def test_few_rows_over_many_bins_match_brute_force(criterion, seed, min_samples_leaf):
+    """Nodes of at most ``SPARSE_MAX_ROWS`` rows over 255 bins: the row path scans their occupied bins only
+    (``_compact_feature_hist``), and still finds the brute force's split, as the histogram path does."""
+    rng = np.random.default_rng(500 + 10 * seed + CRITERIA.index(criterion))
+    rows = make_rows(rng, n_samples=splitting.SPARSE_MAX_ROWS, max_bins=256)
+    stats = make_statistics(rng, criterion, rows["X_binned"].shape[0], l2_regularization=1.0)
+    totals = reference_totals(rows, stats)
+    n_nodes, n_features = totals.shape[0], rows["X_binned"].shape[1]
+    masks = np.ones((n_nodes, n_features), dtype=bool)
+    min_weight_leaf = np.zeros(n_nodes)
+    counts = totals[:, -1]
+    spans = [np.ptp(rows["X_binned"][ref.node_rows(rows["sample_indices"], rows["node_start"], rows["node_stop"],
+                                                   node), 0]) for node in range(n_nodes)]
+    assert any(splitting.SPARSE_SPAN_RATIO * count < span for count, span in zip(counts, spans))  # compacted
+
+    from_hist, from_rows = run_split_kernels(rows, stats, totals, masks, min_samples_leaf, min_weight_leaf, rng)
+    expected = reference_splits(rows, stats, criterion, totals, masks, min_samples_leaf, min_weight_leaf)
+    for node in range(n_nodes):
+        assert_split_matches(from_rows, expected[node], node, "from_rows")
+    for key in from_hist:
+        np.testing.assert_array_equal(from_hist[key], from_rows[key], err_msg=key)
+    assert sum(e["feature"] != ref.NO_SPLIT for e in expected) >= 3  # the test is not vacuous
+
+
 @pytest.mark.parametrize("criterion", ["gini", "squared_error", "newton"])
 def test_one_search_takes_each_node_its_own_way(criterion):
     """A level's nodes in one call, each from its histogram, from its rows or not searched (``hist_rows``): each

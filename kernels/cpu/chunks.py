@@ -22,7 +22,13 @@ def rows_per_chunk(node_start, node_stop):
     if n_rows <= 4 * MIN_CHUNK_ROWS:
         # At least MIN_CHUNK_ROWS whatever the thread count, which costs microseconds to read.
         return MIN_CHUNK_ROWS
-    return max(MIN_CHUNK_ROWS, -(-n_rows // (4 * get_num_threads())))
+    return chunk_rows_for(n_rows, get_num_threads())
+
+
+@njit(cache=True)
+def chunk_rows_for(n_rows, n_threads):
+    """``rows_per_chunk`` of ``n_rows`` rows in all, for ``n_threads`` threads."""
+    return max(MIN_CHUNK_ROWS, -(-n_rows // (4 * n_threads)))
 
 
 @njit(cache=True)

@@ -52,6 +52,10 @@ from ..common import (
 # searches from histograms: several per thread, so that the threads share the work, but few, as each block
 # allocates its own buffers (as much time as a small node's search).
 BLOCKS_PER_THREAD = 4
+# A node of at most SPARSE_MAX_ROWS rows whose bins of a feature span more than SPARSE_SPAN_RATIO times its rows
+# scans only its occupied bins (``_compact_feature_hist``): a deep node's few rows, not the bins between them.
+SPARSE_MAX_ROWS = 32
+SPARSE_SPAN_RATIO = 4
 
 
 @njit(cache=True)
@@ -508,6 +512,8 @@ def _search_row_nodes(
     for block in prange(n_blocks):
         first, end = block * n_row_nodes // n_blocks, (block + 1) * n_row_nodes // n_blocks
         feature_hist = np.zeros((missing_bin + 1, n_slots), dtype=np.int64)
+        occupied = np.empty(missing_bin + 1, dtype=np.int64)
+        compact_hist = np.empty((missing_bin + 1, n_slots), dtype=np.int64)
         scratch = _scan_scratch(missing_bin + 1, n_slots)
         categories, keys = _category_scratch(missing_bin + 1)
         max_rows = 0
@@ -536,6 +542,17 @@ def _search_row_nodes(
                             inv_scales, regularization, min_samples_leaf, min_weight_leaf[node], lower, upper,
                             scratch[0], scratch[1], categories, keys, category_bits[node, position],
                         )
+                    elif draw < 0.0 and n_rows <= SPARSE_MAX_ROWS and SPARSE_SPAN_RATIO * n_rows < bins_used - low_bin:
+                        n_occupied = _compact_feature_hist(
+                            feature_hist, node_bins[feature_idx], n_rows, missing_bin, occupied, compact_hist
+                        )
+                        best_gain, best_bin, best_missing_left = _best_threshold(
+                            compact_hist, totals[node], np.int64(0), n_occupied, n_occupied, draw,
+                            bin_values[feature_idx], criterion, inv_scales, regularization, min_samples_leaf,
+                            min_weight_leaf[node], monotonic, lower, upper, *scratch,
+                        )
+                        if best_bin != NO_SPLIT:
+                            best_bin = occupied[best_bin]
                     else:
                         best_gain, best_bin, best_missing_left = _best_threshold(
                             feature_hist, totals[node], low_bin, bins_used, missing_bin, draw,
@@ -665,6 +682,36 @@ def _add_rows_for(n_stats):
 
 
 _add_rows_1, _add_rows_2, _add_rows_3, _add_rows_any = (_add_rows_for(n_stats) for n_stats in (1, 2, 3, 0))
+
+
+@njit(cache=True)
+def _compact_feature_hist(feature_hist, feature_bins, n_rows, missing_bin, occupied, compact_hist):
+    """The occupied bins of a few rows' feature histogram, in order, without the empty ones between them.
+
+    ``occupied`` receives the distinct non-missing bins of ``feature_bins[:n_rows]``, increasing (an
+    insertion sort: a few rows), and ``compact_hist`` their rows of ``feature_hist``, then its missing row.
+    Returns their number, ``n_occupied``: ``compact_hist`` is a histogram whose bins ``0 .. n_occupied - 1``
+    are ``occupied`` and whose missing bin is ``n_occupied``. A scan of it meets the candidates of a scan of
+    ``feature_hist`` (an empty bin is none) in the same order, with the same sums.
+    """
+    n_occupied = 0
+    for k in range(n_rows):
+        bin_idx = np.int64(feature_bins[k])
+        if bin_idx == missing_bin:
+            continue
+        position = n_occupied
+        while position > 0 and occupied[position - 1] > bin_idx:
+            position -= 1
+        if position > 0 and occupied[position - 1] == bin_idx:
+            continue
+        for later in range(n_occupied, position, -1):
+            occupied[later] = occupied[later - 1]
+        occupied[position] = bin_idx
+        n_occupied += 1
+    for position in range(n_occupied):
+        compact_hist[position] = feature_hist[occupied[position]]
+    compact_hist[n_occupied] = feature_hist[missing_bin]
+    return n_occupied
 
 
 @njit(cache=True)
