@@ -584,6 +584,7 @@ class CPUBackend(Backend):
     """numba ``njit(parallel=True)`` kernels over numpy arrays."""
 
     shares_host_memory = True
+    grows_levels = True
 
     def __init__(self):
         super().__init__("cpu", np, _kernel_modules("cpu"))
@@ -602,8 +603,6 @@ class CPUBackend(Backend):
 
     def to_device_many(self, *arrays):
         return tuple([array if array is None or type(array) is np.ndarray else np.asarray(array) for array in arrays])
-
-    grows_levels = True
 
     def grow_levels(
         self, rows, nodes, scratch, hist_buffers, bin_mapper, stats, is_categorical, rules, features, n_values,
@@ -634,6 +633,17 @@ class CPUBackend(Backend):
             nodes, row_arrays, search, rules, features, hist_buffers, n_values, CATEGORY_WORDS,
             BLOCKS_PER_THREAD * n_threads, n_threads, next_node_idx,
         )
+
+
+@contextlib.contextmanager
+def python_levels():
+    """Every CPU level through the grower's own loop (``CPUBackend.grows_levels`` off), as the first levels of a
+    fit too large for the compiled one go: the warm-ups fit both ways, to take both loops' kernels."""
+    grows_levels, CPUBackend.grows_levels = CPUBackend.grows_levels, False
+    try:
+        yield
+    finally:
+        CPUBackend.grows_levels = grows_levels
 
 
 class CUDABackend(Backend):

@@ -9,6 +9,7 @@ matplotlib (the ``plot`` extra) the fit times are also drawn, by
 ``gpuforest.plot_benchmark``, to ``demo-results.png`` in the working directory.
 """
 
+import contextlib
 import os
 import time
 
@@ -27,7 +28,7 @@ from . import (
     RandomForestClassifier,
     RandomForestRegressor,
 )
-from .backend import get_backend
+from .backend import get_backend, python_levels
 from .compilation import compile_in_processes, kernels_cached, side_by_side_shares
 from .plotting import plot_benchmark
 
@@ -98,8 +99,10 @@ def _warm_up(families=FAMILIES):
             if "n_estimators" in ours.get_params():
                 # Two members take the kernels that more would.
                 ours.set_params(n_estimators=2)
-            for X_values in (X, X / 7):
-                ours.fit(X_values, target).predict(X_values)
+            for levels in (contextlib.nullcontext(), python_levels()):
+                with levels:
+                    for X_values in (X, X / 7):
+                        ours.fit(X_values, target).predict(X_values)
 
 
 def _compile_side_by_side(n_processes=None):

@@ -19,10 +19,8 @@ def rows_per_chunk(node_start, node_stop):
     On the host: numba's thread count is not a constant a cached kernel may hold.
     """
     n_rows = int((node_stop - node_start).sum())
-    if n_rows <= 4 * MIN_CHUNK_ROWS:
-        # At least MIN_CHUNK_ROWS whatever the thread count, which costs microseconds to read.
-        return MIN_CHUNK_ROWS
-    return chunk_rows_for(n_rows, get_num_threads())
+    # At most 4 * MIN_CHUNK_ROWS rows take MIN_CHUNK_ROWS whatever the thread count, which costs microseconds to read.
+    return chunk_rows_for(n_rows, 1 if n_rows <= 4 * MIN_CHUNK_ROWS else get_num_threads())
 
 
 @njit(cache=True)
