@@ -23,7 +23,7 @@ from numba import get_num_threads
 
 from .devices import host_free_memory_bytes
 from .kernels.counting import ACTIVE, DeviceCounts, count
-from .kernels.cpu.growth import grow_levels
+from .kernels.cpu.growth import grow_best_first, grow_levels
 from .kernels.cpu.splitting import BLOCKS_PER_THREAD
 from .sparse import in_dense_row_blocks
 from .tree import CATEGORY_WORDS
@@ -191,7 +191,7 @@ class Backend:
     # Whether the device's arrays live in the process's own memory (the CPU's): then growth buffers are
     # sized from the input, so that the fit's peak memory follows the data's, not the machine's.
     shares_host_memory = False
-    # Whether ``grow_levels`` grows a batch's remaining levels in one call.
+    # Whether ``grow_levels`` grows a batch's remaining levels in one call, and ``grow_best_first`` its trees.
     grows_levels = False
 
     def __init__(self, name, xp, kernels):
@@ -614,8 +614,31 @@ class CPUBackend(Backend):
         ``scratch``: working memory of the shape of ``rows.sample_indices``; ``features[-1]``: random
         thresholds. Returns the packed records of the grown nodes and splits.
         """
+        n_threads = get_num_threads()
+        return grow_levels(
+            nodes, *self._growth_arrays(rows, scratch, bin_mapper, stats, is_categorical, features[-1]), rules,
+            features, hist_buffers, n_values, CATEGORY_WORDS, BLOCKS_PER_THREAD * n_threads, n_threads,
+            next_node_idx,
+        )
+
+    def grow_best_first(
+        self, rows, roots, scratch, pool, heaps, bin_mapper, stats, is_categorical, rules, features, n_values,
+        growth, next_node_idx,
+    ):
+        """Best-first growth of the trees of ``roots`` in one call (``kernels.cpu.growth.grow_best_first``, whose
+        ``pool``, ``heaps`` and other arguments these are, ``growth`` its ``(max_leaf_nodes, exact,
+        keep_histograms, table_capacity)``); ``grow_levels``' packed records."""
+        n_threads = get_num_threads()
+        return grow_best_first(
+            roots, *self._growth_arrays(rows, scratch, bin_mapper, stats, is_categorical, features[-1]), rules,
+            features, pool, heaps, n_values, CATEGORY_WORDS, BLOCKS_PER_THREAD * n_threads, n_threads, *growth,
+            next_node_idx,
+        )
+
+    @staticmethod
+    def _growth_arrays(rows, scratch, bin_mapper, stats, is_categorical, random_thresholds):
+        """The ``rows`` and ``search`` tuples of ``kernels.cpu.growth``."""
         n_features = rows.X_binned.shape[1]
-        random_thresholds = features[-1]
         bin_values = bin_mapper.bin_values() if random_thresholds else np.empty((n_features, 0))
         search = (
             _categorical_features(is_categorical), bin_values, bin_mapper.n_bins_non_missing_,
@@ -628,11 +651,7 @@ class CPUBackend(Backend):
             None if rows.unit_counts else rows.sample_counts, rows.row_slot, rows.row_stats, rows.stats_stride,
             constant_hessian, rows.count_bits,
         )
-        n_threads = get_num_threads()
-        return grow_levels(
-            nodes, row_arrays, search, rules, features, hist_buffers, n_values, CATEGORY_WORDS,
-            BLOCKS_PER_THREAD * n_threads, n_threads, next_node_idx,
-        )
+        return row_arrays, search
 
 
 @contextlib.contextmanager

@@ -362,16 +362,22 @@ class TreeGrower:
         return 2 * int((nodes.counts // max(self.min_rows_histogram, 1)).sum())
 
     def _grows_in_backend(self, nodes):
-        """Whether ``nodes`` and their descendants grow in one ``Backend.grow_levels`` call: a backend that
-        can, a grower of binary splits, no constraints, and two levels' histograms in ``SMALL_LEVEL_BYTES``."""
+        """Whether ``nodes`` and their descendants grow in one ``Backend.grow_levels`` call: the backend's loop
+        (``_backend_grows``), and two levels' histograms in ``SMALL_LEVEL_BYTES``."""
         hist_bytes = self.n_features * self.n_bins * self.stats.n_slots * 8
+        return self._backend_grows() and 2 * self._hist_capacity(nodes) * hist_bytes <= SMALL_LEVEL_BYTES
+
+    def _backend_grows(self):
+        """Whether the backend's compiled loops may grow these trees: a backend that has them, a grower of
+        binary splits, and no constraints (monotonic bounds, interaction groups)."""
+        params = self.params
         return (
-            self.backend.grows_levels and self.binary_splits and nodes.bounds is None and nodes.groups is None
-            and 2 * self._hist_capacity(nodes) * hist_bytes <= SMALL_LEVEL_BYTES
+            self.backend.grows_levels and self.binary_splits and params.monotonic_cst is None
+            and params.interaction_groups is None
         )
 
-    def _grow_in_backend(self, nodes):
-        """Grow ``nodes`` and their descendants in one backend call, recording them."""
+    def _growth_arguments(self):
+        """``(scratch, rules, features)`` of the backend's compiled loops (``kernels.cpu.growth``)."""
         params, stats = self.params, self.stats
         rules = (
             self.min_weight_leaf, stats.kernel_weight_outputs, self.root_weight, int(params.max_depth),
@@ -382,12 +388,18 @@ class TreeGrower:
             params.seed, self.first_tree, np.ascontiguousarray(self.allowed_features), self.n_node_features,
             not self.nodes_share_features, params.random_thresholds,
         )
+        scratch = self._workspace_array("partition_scratch", (int(self.tree_offsets[-1]),), np.int32)
+        return scratch, rules, features
+
+    def _grow_in_backend(self, nodes):
+        """Grow ``nodes`` and their descendants in one backend call, recording them."""
+        scratch, rules, features = self._growth_arguments()
         shape = (self._hist_capacity(nodes), self.n_features, self.n_bins, self.stats.n_slots)
         hist_buffers = tuple(self._workspace_array(f"level_histograms_{buffer}", shape, np.int64) for buffer in (0, 1))
         self.recorder.add_packed(*self.backend.grow_levels(
-            self.rows, (nodes.tree, nodes.node_idx, nodes.depth, nodes.start, nodes.stop, nodes.totals),
-            self._workspace_array("partition_scratch", (int(self.tree_offsets[-1]),), np.int32), hist_buffers,
-            self.bin_mapper, stats, self.is_categorical, rules, features, self.n_values, self.recorder.next_node_idx,
+            self.rows, (nodes.tree, nodes.node_idx, nodes.depth, nodes.start, nodes.stop, nodes.totals), scratch,
+            hist_buffers, self.bin_mapper, self.stats, self.is_categorical, rules, features, self.n_values,
+            self.recorder.next_node_idx,
         ))
 
     def row_leaves(self, tree_idx):
@@ -705,9 +717,8 @@ class _BestFirst:
         # Evaluating a child then reads its node index: only each tree's best leaf per step.
         self.exact = not grower.nodes_share_features or grower.params.random_thresholds
         # A tree evaluates 2 nodes per expanded leaf, and expands its splits and some more.
-        self.table = NodeTable.in_workspace(
-            grower.workspace, min(4 * grower.params.max_leaf_nodes * grower.n_trees, TABLE_CAPACITY)
-        )
+        self.table_capacity = min(4 * grower.params.max_leaf_nodes * grower.n_trees, TABLE_CAPACITY)
+        self.table = NodeTable.in_workspace(grower.workspace, self.table_capacity)
         # A tree has at most max_leaf_nodes leaves, and at most one per row.
         capacity = np.minimum(grower.params.max_leaf_nodes, np.diff(grower.tree_offsets) + 1)
         self.heap = np.empty(capacity.sum(), dtype=np.int64)
@@ -735,7 +746,11 @@ class _BestFirst:
         return grower.workspace[key]
 
     def grow(self):
-        grower, table = self.grower, self.table
+        grower = self.grower
+        if grower._backend_grows():
+            self._grow_in_backend()
+            return
+        table = self.table
         roots = self._evaluate(grower._roots(), None)
         self._record(roots)
         open_roots = roots[table.can_split[roots]]
@@ -759,6 +774,19 @@ class _BestFirst:
                 self._record_splits(np.concatenate(committed))
                 return
             self._expand(selected[:n_expand].copy())
+
+    def _grow_in_backend(self):
+        """Every step in one backend call (``Backend.grow_best_first``), with this growth's pool and heaps."""
+        grower = self.grower
+        roots = grower._roots()
+        scratch, rules, features = grower._growth_arguments()
+        growth = (grower.params.max_leaf_nodes, self.exact, self.keep_histograms, self.table_capacity)
+        grower.recorder.add_packed(*grower.backend.grow_best_first(
+            grower.rows, (roots.tree, roots.node_idx, roots.depth, roots.start, roots.stop, roots.totals), scratch,
+            (self.pool.hist, self.pool.free_rows, self.pool.n_free), (self.heap, self.heap_start, self.heap_size),
+            grower.bin_mapper, grower.stats, grower.is_categorical, rules, features, grower.n_values, growth,
+            grower.recorder.next_node_idx,
+        ))
 
     def _expand(self, uids):
         """Partition the rows of leaves ``uids`` and evaluate their children."""

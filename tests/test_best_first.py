@@ -18,6 +18,13 @@ except ImportError:
     from test_grower import TREE_ARRAYS
 
 
+@pytest.fixture(autouse=True)
+def python_steps(monkeypatch):
+    """Every step through ``_BestFirst``'s own loop, whose steps and pools these tests watch (the CPU
+    backend's compiled loop grows the same trees: tests/test_kernels_cpu_growth.py)."""
+    monkeypatch.setattr(CPUBackend, "grows_levels", False)
+
+
 def test_heap_gives_leaves_by_gain_then_node_index():
     rng = np.random.default_rng(0)
     n_leaves = 200

@@ -78,7 +78,7 @@ TREES = textwrap.dedent(
     KERNELS = [
         "map_to_bins", "feature_masks", "node_totals", "build_histograms", "subtract_histograms",
         "find_best_splits", "apply_splits", "node_values",
-        "predict_leaves", "grow_levels",
+        "predict_leaves", "grow_levels", "grow_best_first",
     ]
     record(KERNELS)
 
@@ -91,7 +91,7 @@ TREES = textwrap.dedent(
         dict(max_bins=16, max_leaf_nodes=5, min_samples_leaf=3),
         dict(max_bins=4, min_weight_fraction_leaf=0.1, max_depth=3),
     ]
-    # Depth-wise levels in the compiled loop (kernels/cpu/growth.py), then in the grower's own.
+    # Depth-wise levels and best-first steps in the compiled loops (kernels/cpu/growth.py), then in the grower's own.
     for CPUBackend.grows_levels in (True, False):
         for params in settings:
             classifier = DecisionTreeClassifier(device="cpu", **params).fit(X, y_class, sample_weight=weight)
@@ -132,9 +132,11 @@ ENSEMBLES = textwrap.dedent(
         forest.fit(X, y_class, sample_weight=weight).predict(X)
         ExtraTreesRegressor(n_estimators=2, max_bins=8, bootstrap=True, device="cpu").fit(X, y_real).predict(X)
     boosting = dict(n_estimators=3, max_bins=8, min_samples_leaf=2, random_state=0, device="cpu")
-    for loss in ("squared_error", "absolute_error", "poisson"):
-        GradientBoostingRegressor(loss=loss, subsample=0.7, **boosting).fit(X, y_real, sample_weight=weight).predict(X)
-    GradientBoostingClassifier(**boosting).fit(X, y_class, sample_weight=weight).predict(X)
+    for CPUBackend.grows_levels in (True, False):
+        for loss in ("squared_error", "absolute_error", "poisson"):
+            regressor = GradientBoostingRegressor(loss=loss, subsample=0.7, **boosting)
+            regressor.fit(X, y_real, sample_weight=weight).predict(X)
+        GradientBoostingClassifier(**boosting).fit(X, y_class, sample_weight=weight).predict(X)
     # Trees that are not complete binary trees (e.g. deeper than COMPLETE_MAX_DEPTH) predict from their nodes.
     gpuforest.tree.pack_complete_forest = lambda trees: None
     GradientBoostingClassifier(**boosting).fit(X, y_class == 0).predict(X)

@@ -1,9 +1,10 @@
-"""The compiled level loop (``kernels.cpu.growth.grow_levels``) grows the trees of the grower's own level loop.
+"""The compiled loops (``kernels.cpu.growth``) grow the trees of the grower's own loops.
 
 The reference is the same fit with ``CPUBackend.grows_levels`` off, where every level goes through
-``TreeGrower._evaluate`` and ``_split`` (the loop the CUDA backend runs): the trees must be equal array by
-array, node numbering included. The loop takes over at the roots of a small fit, and after a few Python
-levels when the first levels' histograms are too large (``grower.SMALL_LEVEL_BYTES`` lowered here).
+``TreeGrower._evaluate`` and ``_split``, and every best-first step through ``grower._BestFirst`` (the loops
+the CUDA backend runs): the trees must be equal array by array, node numbering included. The level loop
+takes over at the roots of a small fit, and after a few Python levels when the first levels' histograms are
+too large (``grower.SMALL_LEVEL_BYTES`` lowered here); best-first growth is compiled from the roots.
 """
 
 import numpy as np
@@ -14,6 +15,7 @@ from gpuforest import (
     DecisionTreeClassifier, DecisionTreeRegressor, ExtraTreesClassifier, ExtraTreesRegressor,
     GradientBoostingClassifier, GradientBoostingRegressor, RandomForestClassifier, RandomForestRegressor,
 )
+from gpuforest import grower
 from gpuforest.backend import CPUBackend
 from gpuforest.grower import TreeGrower
 
@@ -63,17 +65,18 @@ MODELS = [
 ]
 
 
-def grown_in_backend(monkeypatch):
-    """The number of nodes of each level ``Backend.grow_levels`` takes over, from now on."""
-    levels = []
-    grow_levels = CPUBackend.grow_levels
+def grown_in_backend(monkeypatch, method="grow_levels"):
+    """The number of nodes each call of ``CPUBackend.<method>`` takes over (a level's, or every tree's root),
+    from now on."""
+    sizes = []
+    original = getattr(CPUBackend, method)
 
     def recording(self, rows, nodes, *args, **kwargs):
-        levels.append(nodes[0].shape[0])
-        return grow_levels(self, rows, nodes, *args, **kwargs)
+        sizes.append(nodes[0].shape[0])
+        return original(self, rows, nodes, *args, **kwargs)
 
-    monkeypatch.setattr(CPUBackend, "grow_levels", recording)
-    return levels
+    monkeypatch.setattr(CPUBackend, method, recording)
+    return sizes
 
 
 def assert_same_models(model, X, y, monkeypatch):
@@ -135,3 +138,48 @@ def test_the_histogram_buffers_hold_every_level_below(monkeypatch):
     DecisionTreeClassifier(random_state=0, min_samples_leaf=3).fit(X, y)
     assert len(needed) > 5 and max(needed) > 2
     assert (np.array(needed) <= np.minimum.accumulate(bounds)).all()
+
+
+BEST_FIRST_MODELS = [
+    ("classification", lambda: DecisionTreeClassifier(max_leaf_nodes=20, categorical_features=[0], random_state=0)),
+    ("regression", lambda: DecisionTreeRegressor(max_leaf_nodes=30, min_samples_leaf=2, random_state=0)),
+    # Per-node feature draws and random thresholds: one leaf per tree and step (``_BestFirst.exact``).
+    ("classification", lambda: RandomForestClassifier(n_estimators=3, max_leaf_nodes=25, random_state=0)),
+    ("regression", lambda: ExtraTreesRegressor(n_estimators=2, max_leaf_nodes=20, max_features=None, random_state=0)),
+    ("classification", lambda: GradientBoostingClassifier(
+        n_estimators=3, subsample=0.7, colsample_bytree=0.6, early_stopping=False, random_state=0,
+    )),
+    ("regression", lambda: GradientBoostingRegressor(
+        n_estimators=3, max_leaf_nodes=40, min_samples_leaf=5, early_stopping=False, random_state=0,
+    )),
+]
+
+
+@pytest.mark.parametrize("task, model", BEST_FIRST_MODELS)
+def test_best_first_growth_grows_in_one_call(task, model, monkeypatch):
+    X, y = data(task, 1500, seed=3)
+    calls = grown_in_backend(monkeypatch, "grow_best_first")
+    assert_same_models(model, X, y, monkeypatch)
+    n_trees = len(fitted_trees(model().fit(X, y)))
+    # Every tree of the first fit, and of this one, grew in the compiled loop.
+    assert sum(calls) == 2 * n_trees
+
+
+def test_best_first_tables_grow_and_pools_run_short_alike(monkeypatch):
+    """A node table that starts with room for 4 nodes grows in the compiled loop, and a pool of 3 histograms
+    leaves nodes to be scanned from their rows, as in ``_BestFirst``: the same trees."""
+    X, y = data("regression", 3000, seed=4)
+    monkeypatch.setattr(grower, "TABLE_CAPACITY", 4)
+    monkeypatch.setattr(grower, "SMALL_LEVEL_BYTES", 0)
+    monkeypatch.setattr(CPUBackend, "free_memory_bytes", lambda self: 2 * 8 * 256 * 4 * 8 * 3)
+    pool_rows = []
+    init = grower._BestFirst.__init__
+
+    def recording_init(self, tree_grower):
+        init(self, tree_grower)
+        pool_rows.append(self.pool.hist.shape[0])
+
+    monkeypatch.setattr(grower._BestFirst, "__init__", recording_init)
+    calls = grown_in_backend(monkeypatch, "grow_best_first")
+    assert_same_models(lambda: DecisionTreeRegressor(max_leaf_nodes=60, min_samples_leaf=3), X, y, monkeypatch)
+    assert calls == [1] and pool_rows == [3, 3]
