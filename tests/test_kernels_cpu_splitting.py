@@ -8,11 +8,14 @@ import math
 
 import numpy as np
 import pytest
+from numba import njit
 
 from gpuforest import statistics
 from gpuforest.backend import split_constraints
 from gpuforest.tree import MAX_CATEGORIES
-from gpuforest.kernels.common import FROM_ROWS, MAX_EXHAUSTIVE_CATEGORIES, NO_SPLIT, NOT_SEARCHED
+from gpuforest.kernels.common import (
+    FROM_ROWS, MAX_EXHAUSTIVE_CATEGORIES, NO_SPLIT, NOT_SEARCHED, parent_cost, scan_threshold,
+)
 from gpuforest.kernels.cpu import splitting
 
 try:
@@ -649,3 +652,76 @@ def test_numeric_and_categorical_features_compete():
         for name in both:
             np.testing.assert_array_equal(both[name][node], winner[name][node], err_msg=name)
     assert set(both["feature"]) == {0, 1}  # the test is not vacuous
+
+
+@njit
+def generic_scan(feature_hist, node_totals, n_bins_non_missing, missing_bin, criterion, inv_scales, regularization,
+                 min_samples_leaf, min_weight_leaf):
+    """The documented scan (``common.scan_threshold`` over every bin in order, missing right then left), the
+    CUDA kernels' code: the reference of ``splitting._best_pair_threshold``."""
+    n_slots = feature_hist.shape[1]
+    left, left_with_missing = np.zeros(n_slots, dtype=np.int64), np.zeros(n_slots, dtype=np.int64)
+    missing = feature_hist[missing_bin]
+    cost = parent_cost(criterion, node_totals, n_slots - 1, inv_scales, regularization)
+    best_gain, best_bin, best_missing_left = -math.inf, NO_SPLIT, False
+    for bin_idx in range(n_bins_non_missing):
+        if feature_hist[bin_idx, n_slots - 1] == 0:
+            continue
+        left += feature_hist[bin_idx]
+        best_gain, best_bin, best_missing_left = scan_threshold(
+            bin_idx, node_totals, cost, left, missing, left_with_missing, missing[n_slots - 1] > 0, best_gain,
+            best_bin, best_missing_left, criterion, n_slots - 1, inv_scales, regularization, min_samples_leaf,
+            min_weight_leaf, 0, -math.inf, math.inf,
+        )
+    return best_gain, best_bin, best_missing_left
+
+
+# The criteria of two statistics: two classes' gini, squared error, newton (with and without regularization).
+PAIR_CRITERIA = [("gini", 2, (0.0, 0.0)), ("squared_error", None, (0.0, 0.0)), ("newton", None, (0.0, 0.0)),
+                 ("newton", None, (1.0, 0.5))]
+
+
+@pytest.mark.parametrize("criterion, n_classes, regularization", PAIR_CRITERIA)
+@pytest.mark.parametrize("seed", range(4))
+def test_pair_scans_equal_the_generic_scan_bit_for_bit(criterion, n_classes, regularization, seed):
+    """``_best_threshold``'s three-pass scan of two-statistic criteria (``_best_pair_threshold``) finds the
+    generic scan's split, gain bits included: the CUDA kernels scan generically, and the backends' trees are the
+    same bit for bit."""
+    rng = np.random.default_rng(seed)
+    n_rows, missing_bin = 300, 40
+    weight = rng.uniform(0.2, 3.0, n_rows) * (rng.random(n_rows) > 0.1)
+    if criterion == "gini":
+        stats = statistics.classification_statistics(criterion, rng.integers(0, n_classes, n_rows), n_classes,
+                                                      weight)
+    elif criterion == "squared_error":
+        stats = statistics.regression_statistics(criterion, rng.normal(0.5, 2.0, n_rows), weight)
+    else:
+        stats = statistics.newton_statistics(rng.normal(size=n_rows), rng.uniform(0.05, 1.0, n_rows), *regularization)
+    bins = rng.integers(0, missing_bin + 1, n_rows)  # missing values included (bin missing_bin)
+    n_slots = stats.n_slots
+    feature_hist = np.zeros((missing_bin + 1, n_slots), dtype=np.int64)
+    for row, bin_idx in enumerate(bins):
+        feature_hist[bin_idx, stats.row_slot[row]:stats.row_slot[row] + stats.row_stats.shape[1]] += stats.row_stats[row]
+        feature_hist[bin_idx, -1] += 1
+    feature_hist[rng.integers(0, missing_bin, 8)] = 0  # empty bins
+    node_totals = feature_hist.sum(axis=0)
+    scratch = splitting._blocks_scratch(1, missing_bin + 1, n_slots)
+    n_found = 0
+    for min_samples_leaf, weight_fraction in [(1, 0.0), (20, 0.0), (1, 0.2)]:
+        min_weight_leaf = weight_fraction * float(np.sum(weight))
+        for has_missing in (True, False):
+            hist = feature_hist.copy()
+            if not has_missing:
+                hist[missing_bin] = 0
+            totals = hist.sum(axis=0)
+            expected = generic_scan(hist, totals, missing_bin, missing_bin, stats.criterion, stats.inv_scales,
+                                    stats.regularization, min_samples_leaf, min_weight_leaf)
+            found = splitting._best_threshold(
+                hist, totals, np.int64(0), np.int64(missing_bin), missing_bin, -1.0, np.empty(0),
+                stats.criterion, stats.inv_scales, stats.regularization, min_samples_leaf, min_weight_leaf,
+                0, -math.inf, math.inf, *(array[0] for array in scratch[:4]),
+            )
+            assert found[1:] == expected[1:]
+            assert np.float64(found[0]).tobytes() == np.float64(expected[0]).tobytes()
+            n_found += found[1] != NO_SPLIT
+    assert n_found >= 4  # not vacuous

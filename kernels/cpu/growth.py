@@ -331,7 +331,8 @@ def _best_splits(hist, hist_rows, splittable, tree, node_idx, start, stop, total
             search_rows[node] = NOT_SEARCHED
     scanned = (
         np.empty((n_nodes, n_features)), np.empty((n_nodes, n_features), dtype=np.int32),
-        np.empty((n_nodes, n_features), dtype=np.bool_), np.empty((n_nodes, n_categorical, 2, n_words), dtype=np.uint32),
+        np.empty((n_nodes, n_features), dtype=np.bool_),
+        np.empty((n_nodes, n_categorical, 2, n_words), dtype=np.uint32),
     )
     node_min_weight = min_weight_leaf[tree] * kernel_weight_outputs
     hist_nodes = (search_rows >= 0).nonzero()[0]

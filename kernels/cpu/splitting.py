@@ -43,10 +43,12 @@ import numpy as np
 from numba import get_num_threads, njit, prange
 
 from ..common import (
-    FROM_ROWS, NEWTON, NO_CONSTRAINT, NO_SPLIT, NOT_SEARCHED, base_criterion, category_order_key, category_position,
-    finish_category_split, finish_split_from_histogram, newton_cost, parent_cost, random_threshold_bin,
-    random_threshold_value_bin, record_best_feature, scan_threshold, searches_all_subsets, split_constraint,
+    FROM_ROWS, GINI, NEWTON, NO_CONSTRAINT, NO_SPLIT, NOT_SEARCHED, SQUARED_ERROR, base_criterion, category_order_key,
+    category_position, criterion_outputs, finish_category_split, finish_split_from_histogram, newton_cost, parent_cost,
+    random_threshold_bin, random_threshold_value_bin, record_best_feature, scan_threshold, searches_all_subsets,
+    split_constraint,
 )
+from .borrow import borrowed
 
 # Blocks per thread of the nodes find_best_splits searches from their rows and of the (node, feature) tasks it
 # searches from histograms: several per thread, so that the threads share the work, but few, as each block
@@ -59,11 +61,24 @@ SPARSE_SPAN_RATIO = 4
 
 
 @njit(cache=True)
-def _scan_scratch(n_bins, n_slots):
-    """The scratch arrays of ``_best_threshold``: ``(left, left_with_missing, left_sums, bin_gains)``."""
+def _blocks_scratch(n_blocks, n_bins, n_slots):
+    """The scratch arrays of ``_best_threshold`` and ``_best_category_split`` for ``n_blocks`` blocks, each with
+    a leading block axis: ``(left, left_with_missing, left_sums, bin_gains, categories, keys)`` (``categories``
+    (n_bins,) int64 and ``keys`` (n_bins,) float64: the occupied categories and their sort keys)."""
     return (
-        np.empty(n_slots, dtype=np.int64), np.empty(n_slots, dtype=np.int64), np.empty((4, n_bins), dtype=np.int64),
-        np.empty((2, n_bins)),
+        np.empty((n_blocks, n_slots), dtype=np.int64), np.empty((n_blocks, n_slots), dtype=np.int64),
+        np.empty((n_blocks, 4, n_bins), dtype=np.int64), np.empty((n_blocks, 2, n_bins)),
+        np.empty((n_blocks, n_bins), dtype=np.int64), np.empty((n_blocks, n_bins)),
+    )
+
+
+@njit(cache=True, inline="always")
+def _block_scratch(scratch, block):
+    """Block ``block``'s arrays of ``_blocks_scratch``, borrowed (``borrow``): allocated once for every block of
+    a kernel, and no reference counted in the calls of its nodes and features."""
+    return (
+        borrowed(scratch[0][block]), borrowed(scratch[1][block]), borrowed(scratch[2][block]),
+        borrowed(scratch[3][block]), borrowed(scratch[4][block]), borrowed(scratch[5][block]),
     )
 
 
@@ -99,17 +114,31 @@ def _best_threshold(
     ``draw`` in [0, 1) picks the one random candidate (see the module
     docstring; ``feature_bin_values``: the feature's bin values); a negative
     ``draw``: every bin. Scratch: ``left``, ``left_with_missing`` (n_slots,) int64; ``left_sums`` (4, n_bins) int64 and
-    ``bin_gains`` (2, n_bins) float64 (``_best_newton_threshold``).
+    ``bin_gains`` (2, n_bins) float64 (``_best_pair_threshold``).
     """
     n_slots = feature_hist.shape[1]
     n_stat_slots = n_slots - 1
     unconstrained = monotonic == 0 and lower == -math.inf and upper == math.inf
-    if base_criterion(criterion) == NEWTON and n_slots == 3 and draw < 0.0 and unconstrained:
-        return _best_newton_threshold(
-            feature_hist, node_totals, low_bin, n_bins_non_missing, missing_bin, inv_scales, regularization,
-            min_samples_leaf, min_weight_leaf, left_sums, bin_gains,
+    kind = base_criterion(criterion)
+    one_output = criterion_outputs(criterion) == 1
+    # Criteria of two statistics and the count (``_best_pair_threshold``): newton's (gradient, hessian), squared
+    # error's (w, w y; its w y^2 is no part of a gain), two classes' gini (w_0, w_1).
+    pair = (
+        (kind == NEWTON and n_slots == 3) or (kind == SQUARED_ERROR and one_output)
+        or (kind == GINI and one_output and n_slots == 3)
+    )
+    if pair and draw < 0.0 and unconstrained:
+        first_slot, second_slot = (1, 0) if kind == SQUARED_ERROR else (0, 1)
+        return _best_pair_threshold(
+            feature_hist, node_totals, low_bin, n_bins_non_missing, missing_bin, kind == GINI, first_slot,
+            second_slot, inv_scales, regularization if kind == NEWTON else (0.0, 0.0), min_samples_leaf,
+            min_weight_leaf, left_sums, bin_gains,
         )
-    missing = feature_hist[missing_bin]
+    # The arrays every candidate's gain reads, borrowed (``borrow``): no atomic counts per candidate.
+    node_totals, inv_scales, left, left_with_missing = (
+        borrowed(node_totals), borrowed(inv_scales), borrowed(left), borrowed(left_with_missing)
+    )
+    missing = borrowed(feature_hist[missing_bin])
     cost = parent_cost(criterion, node_totals, n_stat_slots, inv_scales, regularization)
     left[:] = 0
     # Thresholds first_bin..last_bin: every bin, or the one random candidate.
@@ -131,13 +160,6 @@ def _best_threshold(
 
 
 @njit(cache=True)
-def _category_scratch(n_bins):
-    """The scratch arrays of ``_best_category_split``: ``(categories, keys)``, the occupied categories
-    and their sort keys."""
-    return np.empty(n_bins, dtype=np.int64), np.empty(n_bins)
-
-
-@njit(cache=True)
 def _best_category_split(
     feature_hist, node_totals, low_bin, n_bins_non_missing, missing_bin, draw, criterion, inv_scales, regularization,
     min_samples_leaf, min_weight_leaf, lower, upper, left, left_with_missing, categories, keys, category_bits,
@@ -151,7 +173,7 @@ def _best_category_split(
     allowed) and the occupied ones. ``lower``, ``upper``: the node's value bounds (a categorical feature has no
     monotonic constraint). ``low_bin``, ``draw`` and the scratch
     ``left``, ``left_with_missing`` as in ``_best_threshold``; ``categories``
-    (n_bins,) int64 and ``keys`` (n_bins,) float64 (``_category_scratch``).
+    (n_bins,) int64 and ``keys`` (n_bins,) float64 (``_blocks_scratch``).
     """
     n_slots = feature_hist.shape[1]
     n_stat_slots = n_slots - 1
@@ -168,8 +190,12 @@ def _best_category_split(
             feature_hist, node_totals, categories, keys, n_categories, criterion, n_stat_slots, inv_scales,
             regularization,
         )
+    # As in ``_best_threshold``: the arrays every candidate's gain reads, borrowed.
+    node_totals, inv_scales, left, left_with_missing = (
+        borrowed(node_totals), borrowed(inv_scales), borrowed(left), borrowed(left_with_missing)
+    )
     cost = parent_cost(criterion, node_totals, n_stat_slots, inv_scales, regularization)
-    missing = feature_hist[missing_bin]
+    missing = borrowed(feature_hist[missing_bin])
     has_missing = missing[n_stat_slots] > 0
     best_gain, best_candidate, best_missing_left = -math.inf, NO_SPLIT, False
     if all_subsets:
@@ -258,59 +284,66 @@ _scan_bins_without_missing = _scan_bins_for(False)
 
 
 @njit(cache=True, error_model="numpy")
-def _best_newton_threshold(
-    feature_hist, node_totals, low_bin, n_bins_non_missing, missing_bin, inv_scales, regularization,
-    min_samples_leaf, min_weight_leaf, left_sums, bin_gains,
+def _best_pair_threshold(
+    feature_hist, node_totals, low_bin, n_bins_non_missing, missing_bin, gini, first_slot, second_slot, inv_scales,
+    regularization, min_samples_leaf, min_weight_leaf, left_sums, bin_gains,
 ):
-    """``_best_threshold`` of ``newton`` with one (gradient, hessian) pair, in three passes.
+    """``_best_threshold`` of a criterion of two statistics ``(a, b)`` and the count, in three passes.
 
-    Boosting's hot case. The left sums at every occupied bin (a prefix sum,
-    compacted without branches: an empty bin repeats the previous bin's
+    With ``gini``: two classes' weights, cost ``-(a^2 + b^2) / (a + b)``; else a cost ``-T(a)^2 / (b + l2)``
+    (``common.newton_cost``): ``newton`` with one (gradient, hessian) pair, or one-output ``squared_error``
+    (``a = sum w y``, ``b = w``), whose ``-a^2 / b`` is that cost at ``l1 = l2 = 0`` (``T(a) = a``,
+    ``b + 0 = b``: bit for bit). ``first_slot``, ``second_slot``: the slots of ``a`` and ``b`` (the count is
+    the last).
+
+    The hot case of boosting, regression trees and binary classification. The left sums at every occupied bin
+    (a prefix sum, compacted without branches: an empty bin repeats the previous bin's
     candidates, which won any tie, so only occupied bins are candidates), then
     every candidate's gain (a loop without branches, which LLVM vectorizes),
     then the first candidate of the largest gain: what a sequential scan that
     replaces the best only by a strictly larger gain keeps. Same candidates,
     order, rules and float operations as ``common.scan_threshold`` (the tests
-    compare both). ``left_sums`` (4, n_bins) int64 and ``bin_gains``
-    (2, n_bins) float64: scratch.
+    compare both). ``left_sums`` (4, n_bins) int64 and ``bin_gains`` (2, n_bins) float64: scratch.
     """
-    inv_gradient, inv_hessian = inv_scales[0], inv_scales[1]
-    total_gradient, total_hessian, total_count = node_totals[0], node_totals[1], node_totals[2]
-    cost = newton_cost(total_gradient * inv_gradient, total_hessian * inv_hessian, regularization)
-    missing_gradient, missing_hessian = feature_hist[missing_bin, 0], feature_hist[missing_bin, 1]
-    missing_count = feature_hist[missing_bin, 2]
-    left_gradient, left_hessian, left_count, candidate_bin = left_sums[0], left_sums[1], left_sums[2], left_sums[3]
+    count_slot = feature_hist.shape[1] - 1
+    inv_first, inv_second = inv_scales[first_slot], inv_scales[second_slot]
+    total_first, total_second = node_totals[first_slot], node_totals[second_slot]
+    total_count = node_totals[count_slot]
+    cost = _pair_cost(gini, total_first * inv_first, total_second * inv_second, regularization)
+    missing_first, missing_second = feature_hist[missing_bin, first_slot], feature_hist[missing_bin, second_slot]
+    missing_count = feature_hist[missing_bin, count_slot]
+    left_first, left_second, left_count, candidate_bin = left_sums[0], left_sums[1], left_sums[2], left_sums[3]
     # Only a candidate with min_samples_leaf rows on each side (the missing rows on either) can win; the left
     # count grows with the bin, so the others are skipped and the scan ends past the last one (as
     # HistGradientBoosting's splitter does): a deep node's scan costs its few candidates, not its span.
     lowest_count, highest_count = min_samples_leaf - missing_count, total_count - min_samples_leaf
-    gradient, hessian, count = 0, 0, 0
+    first, second, count = 0, 0, 0
     # Unsigned indices: numba leaves out the negative-index wraparound.
     n_candidates = np.uint64(0)
     for bin_idx in range(np.uint64(low_bin), np.uint64(n_bins_non_missing)):
-        gradient += feature_hist[bin_idx, 0]
-        hessian += feature_hist[bin_idx, 1]
-        count += feature_hist[bin_idx, 2]
+        first += feature_hist[bin_idx, first_slot]
+        second += feature_hist[bin_idx, second_slot]
+        count += feature_hist[bin_idx, count_slot]
         if count > highest_count:
             break
-        left_gradient[n_candidates], left_hessian[n_candidates], left_count[n_candidates] = gradient, hessian, count
+        left_first[n_candidates], left_second[n_candidates], left_count[n_candidates] = first, second, count
         candidate_bin[n_candidates] = bin_idx
-        n_candidates += np.uint64((feature_hist[bin_idx, 2] != 0) & (count >= lowest_count))
+        n_candidates += np.uint64((feature_hist[bin_idx, count_slot] != 0) & (count >= lowest_count))
     gains, gains_missing_left = bin_gains[0], bin_gains[1]
     best_gain = -math.inf
     for candidate in range(n_candidates):
-        gains[candidate] = _newton_candidate_gain(
-            left_gradient[candidate], left_hessian[candidate], left_count[candidate], total_gradient, total_hessian,
-            total_count, cost, inv_gradient, inv_hessian, regularization, min_samples_leaf, min_weight_leaf,
+        gains[candidate] = _pair_candidate_gain(
+            gini, left_first[candidate], left_second[candidate], left_count[candidate], total_first, total_second,
+            total_count, cost, inv_first, inv_second, regularization, min_samples_leaf, min_weight_leaf,
         )
     for candidate in range(n_candidates):
         best_gain = max(best_gain, gains[candidate])
     if missing_count > 0:
         for candidate in range(n_candidates):
-            gains_missing_left[candidate] = _newton_candidate_gain(
-                left_gradient[candidate] + missing_gradient, left_hessian[candidate] + missing_hessian,
-                left_count[candidate] + missing_count, total_gradient, total_hessian, total_count, cost,
-                inv_gradient, inv_hessian, regularization, min_samples_leaf, min_weight_leaf,
+            gains_missing_left[candidate] = _pair_candidate_gain(
+                gini, left_first[candidate] + missing_first, left_second[candidate] + missing_second,
+                left_count[candidate] + missing_count, total_first, total_second, total_count, cost, inv_first,
+                inv_second, regularization, min_samples_leaf, min_weight_leaf,
             )
         for candidate in range(n_candidates):
             best_gain = max(best_gain, gains_missing_left[candidate])
@@ -325,19 +358,30 @@ def _best_newton_threshold(
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _newton_candidate_gain(
-    left_gradient, left_hessian, left_count, total_gradient, total_hessian, total_count, cost, inv_gradient,
-    inv_hessian, regularization, min_samples_leaf, min_weight_leaf,
+def _pair_weight(gini, first, second):
+    """``common.node_weight`` of ``_best_pair_threshold``'s criteria: gini's ``0 + a + b``, else ``b``."""
+    return 0.0 + first + second if gini else second
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _pair_cost(gini, first, second, regularization):
+    """``common.proxy_cost`` of ``_best_pair_threshold``'s criteria, in its float operations."""
+    if gini:
+        return -(0.0 + first * first + second * second) / _pair_weight(gini, first, second)
+    return newton_cost(first, second, regularization)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _pair_candidate_gain(
+    gini, left_first, left_second, left_count, total_first, total_second, total_count, cost, inv_first, inv_second,
+    regularization, min_samples_leaf, min_weight_leaf,
 ):
-    """``common.candidate_gain`` of ``newton`` on int64 fixed-point scalars, -inf where not allowed;
-    without branches (a division by zero of a candidate not allowed gives a number never used)."""
-    left_weight = left_hessian * inv_hessian
-    right_weight = (total_hessian - left_hessian) * inv_hessian
-    gain = (
-        cost
-        - newton_cost(left_gradient * inv_gradient, left_weight, regularization)
-        - newton_cost((total_gradient - left_gradient) * inv_gradient, right_weight, regularization)
-    )
+    """``common.candidate_gain`` of ``_best_pair_threshold``'s criteria on int64 fixed-point scalars, -inf where
+    not allowed; without branches (a division by zero of a candidate not allowed gives a number never used)."""
+    left_a, left_b = left_first * inv_first, left_second * inv_second
+    right_a, right_b = (total_first - left_first) * inv_first, (total_second - left_second) * inv_second
+    left_weight, right_weight = _pair_weight(gini, left_a, left_b), _pair_weight(gini, right_a, right_b)
+    gain = cost - _pair_cost(gini, left_a, left_b, regularization) - _pair_cost(gini, right_a, right_b, regularization)
     allowed = (
         (left_count >= min_samples_leaf) & (total_count - left_count >= min_samples_leaf)
         & (left_weight >= min_weight_leaf) & (right_weight >= min_weight_leaf) & (left_weight > 0)
@@ -458,12 +502,17 @@ def _scan_histogram_nodes(
     ``gains``, ``bins``, ``missing_left`` and ``category_bits``: at most ``max_blocks`` blocks of (node, feature)
     tasks, each with one set of scratch arrays."""
     n_features, n_slots = feature_mask.shape[1], totals.shape[1]
+    # The arrays of every task's calls, borrowed (``borrow``).
+    hist, totals, bin_values, inv_scales, category_bits = (
+        borrowed(hist), borrowed(totals), borrowed(bin_values), borrowed(inv_scales), borrowed(category_bits)
+    )
     random_thresholds = threshold_draws.shape[0] > 0
     n_tasks = hist_nodes.shape[0] * n_features
     n_blocks = min(n_tasks, max_blocks)
+    blocks_scratch = _blocks_scratch(n_blocks, hist.shape[2], n_slots)
     for block in prange(n_blocks):
-        scratch = _scan_scratch(hist.shape[2], n_slots)
-        categories, keys = _category_scratch(hist.shape[2])
+        left, left_with_missing, left_sums, bin_gains, categories, keys = _block_scratch(blocks_scratch, block)
+        scan = (left, left_with_missing, left_sums, bin_gains)
         for task in range(block * n_tasks // n_blocks, (block + 1) * n_tasks // n_blocks):
             node = hist_nodes[task // n_features]
             feature_idx = task % n_features
@@ -476,19 +525,20 @@ def _scan_histogram_nodes(
                     best_gain, best_bin, best_missing_left = _best_category_split(
                         hist[hist_rows[node], feature_idx], totals[node], np.int64(0),
                         np.int64(n_bins_non_missing[feature_idx]), missing_bin, draw, criterion, inv_scales,
-                        regularization, min_samples_leaf, min_weight_leaf[node], lower, upper, scratch[0],
-                        scratch[1], categories, keys, category_bits[node, position],
+                        regularization, min_samples_leaf, min_weight_leaf[node], lower, upper, scan[0], scan[1],
+                        categories, keys, category_bits[node, position],
                     )
                 else:
                     best_gain, best_bin, best_missing_left = _best_threshold(
                         hist[hist_rows[node], feature_idx], totals[node], np.int64(0),
                         np.int64(n_bins_non_missing[feature_idx]), missing_bin, draw, bin_values[feature_idx],
                         criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf[node], monotonic,
-                        lower, upper, *scratch,
+                        lower, upper, *scan,
                     )
             gains[node, feature_idx] = best_gain
             bins[node, feature_idx] = best_bin
             missing_left[node, feature_idx] = best_missing_left
+
 
 @njit(parallel=True, cache=True)
 def _search_row_nodes(
@@ -505,23 +555,47 @@ def _search_row_nodes(
     by feature), first slots and statistics are gathered once (``_gather_node_rows``) for all its features. The
     nodes go in at most ``max_blocks`` blocks, each with one buffer."""
     n_features, n_slots = feature_mask.shape[1], totals.shape[1]
+    # The arrays of every node's and feature's calls, borrowed (``borrow``).
+    X_binned, sample_indices, sample_counts, row_slot, row_stats, totals, bin_values, inv_scales = (
+        borrowed(X_binned), borrowed(sample_indices), borrowed(sample_counts), borrowed(row_slot),
+        borrowed(row_stats), borrowed(totals), borrowed(bin_values), borrowed(inv_scales),
+    )
+    category_bits, out_left_totals, out_category_bitset = (
+        borrowed(category_bits), borrowed(out_left_totals), borrowed(out_category_bitset)
+    )
     random_thresholds = threshold_draws.shape[0] > 0
     n_row_nodes = row_nodes.shape[0]
-    n_stats = row_stats.shape[1]
+    n_stats, n_bins = row_stats.shape[1], missing_bin + 1
     n_blocks = min(n_row_nodes, max_blocks)
+    blocks_scratch = _blocks_scratch(n_blocks, n_bins, n_slots)
+    # Each block's feature histogram (kept zero between features), its compacted copy and occupied bins, and its
+    # nodes' gathered rows: room for its largest node at its own offset.
+    feature_hists = np.zeros((n_blocks, n_bins, n_slots), dtype=np.int64)
+    compact_hists = np.empty((n_blocks, n_bins, n_slots), dtype=np.int64)
+    occupied_bins = np.empty((n_blocks, n_bins), dtype=np.int64)
+    row_offsets = np.zeros(n_blocks + 1, dtype=np.int64)
+    for block in range(n_blocks):
+        for node in row_nodes[block * n_row_nodes // n_blocks:(block + 1) * n_row_nodes // n_blocks]:
+            row_offsets[block + 1] = max(row_offsets[block + 1], node_stop[node] - node_start[node])
+    row_offsets = np.cumsum(row_offsets)
+    gathered_bins = np.empty(n_features * row_offsets[-1], dtype=X_binned.dtype)
+    gathered_slots = np.empty(row_offsets[-1], dtype=np.int64)
+    gathered_stats = np.empty(n_stats * row_offsets[-1], dtype=np.int64)
     for block in prange(n_blocks):
         first, end = block * n_row_nodes // n_blocks, (block + 1) * n_row_nodes // n_blocks
-        feature_hist = np.zeros((missing_bin + 1, n_slots), dtype=np.int64)
-        occupied = np.empty(missing_bin + 1, dtype=np.int64)
-        compact_hist = np.empty((missing_bin + 1, n_slots), dtype=np.int64)
-        scratch = _scan_scratch(missing_bin + 1, n_slots)
-        categories, keys = _category_scratch(missing_bin + 1)
-        max_rows = 0
-        for node in row_nodes[first:end]:
-            max_rows = max(max_rows, node_stop[node] - node_start[node])
-        node_bins = np.empty((n_features, max_rows), dtype=X_binned.dtype)
-        node_slots = np.empty(max_rows, dtype=np.int64)
-        node_stats = np.empty((max_rows, n_stats), dtype=np.int64)
+        left, left_with_missing, left_sums, bin_gains, categories, keys = _block_scratch(blocks_scratch, block)
+        scan = (left, left_with_missing, left_sums, bin_gains)
+        feature_hist, compact_hist, occupied = (
+            borrowed(feature_hists[block]), borrowed(compact_hists[block]), borrowed(occupied_bins[block])
+        )
+        row_start, max_rows = row_offsets[block], row_offsets[block + 1] - row_offsets[block]
+        node_bins = borrowed(
+            gathered_bins[n_features * row_start:n_features * (row_start + max_rows)].reshape((n_features, max_rows))
+        )
+        node_slots = borrowed(gathered_slots[row_start:row_start + max_rows])
+        node_stats = borrowed(
+            gathered_stats[n_stats * row_start:n_stats * (row_start + max_rows)].reshape((max_rows, n_stats))
+        )
         for node in row_nodes[first:end]:
             n_rows = _gather_node_rows(
                 X_binned, sample_indices, node_start[node], node_stop[node], sample_counts[node_tree[node]],
@@ -540,7 +614,7 @@ def _search_row_nodes(
                         best_gain, best_bin, best_missing_left = _best_category_split(
                             feature_hist, totals[node], low_bin, bins_used, missing_bin, draw, criterion,
                             inv_scales, regularization, min_samples_leaf, min_weight_leaf[node], lower, upper,
-                            scratch[0], scratch[1], categories, keys, category_bits[node, position],
+                            scan[0], scan[1], categories, keys, category_bits[node, position],
                         )
                     elif draw < 0.0 and n_rows <= SPARSE_MAX_ROWS and SPARSE_SPAN_RATIO * n_rows < bins_used - low_bin:
                         n_occupied = _compact_feature_hist(
@@ -549,7 +623,7 @@ def _search_row_nodes(
                         best_gain, best_bin, best_missing_left = _best_threshold(
                             compact_hist, totals[node], np.int64(0), n_occupied, n_occupied, draw,
                             bin_values[feature_idx], criterion, inv_scales, regularization, min_samples_leaf,
-                            min_weight_leaf[node], monotonic, lower, upper, *scratch,
+                            min_weight_leaf[node], monotonic, lower, upper, *scan,
                         )
                         if best_bin != NO_SPLIT:
                             best_bin = occupied[best_bin]
@@ -557,7 +631,7 @@ def _search_row_nodes(
                         best_gain, best_bin, best_missing_left = _best_threshold(
                             feature_hist, totals[node], low_bin, bins_used, missing_bin, draw,
                             bin_values[feature_idx], criterion, inv_scales, regularization, min_samples_leaf,
-                            min_weight_leaf[node], monotonic, lower, upper, *scratch,
+                            min_weight_leaf[node], monotonic, lower, upper, *scan,
                         )
                     _clear_feature_rows(feature_hist, node_bins[feature_idx], n_rows)
                 gains[node, feature_idx] = best_gain
