@@ -30,8 +30,10 @@ from .constraints import (
     children_bounds, children_groups, clip_values, constrained_values, group_features, root_bounds,
 )
 from .kernels.common import FROM_ROWS, NOT_SEARCHED, PURPOSE_COLUMNS
-from .level import allowed_splits, histogram_plan, number_children, split_children, stopping_rules
-from .tree import CATEGORICAL, CATEGORY_WORDS, NUMERIC, TREE_LEAF, TREE_UNDEFINED, Tree
+from .level import (
+    allowed_splits, histogram_plan, number_children, split_children, stopping_rules, tree_node_arrays,
+)
+from .tree import CATEGORY_WORDS, TREE_UNDEFINED, Tree
 
 # Histogram bytes per chunk of a level when nodes draw feature subsets (see _units_per_chunk): on the
 # CPU small beside the input, while a chunk still holds hundreds of nodes (the kernels' parallel
@@ -232,9 +234,11 @@ class _TreeRecorder:
         if self.splits:
             split_columns = [np.concatenate(column) for column in zip(*self.splits)]
         else:
-            split_columns = [np.empty(0, dtype=np.int64)] * 8 + [
-                np.empty(0, dtype=bool), np.empty((0, CATEGORY_WORDS), dtype=np.uint32)
-            ]
+            # The dtypes of the records (``add_splits``): tree, node, feature, bin, next_bin, missing_left, left,
+            # right, categorical, bitset.
+            split_columns = [np.empty(0, dtype=dtype) for dtype in (np.int64, np.int64, np.int32, np.int32, np.int32)]
+            split_columns += [np.empty(0, dtype=bool), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)]
+            split_columns += [np.empty(0, dtype=bool), np.empty((0, CATEGORY_WORDS), dtype=np.uint32)]
         split_tree, split_node, feature, bin_idx, next_bin, missing_left, left, right, categorical, bitset = (
             split_columns
         )
@@ -242,42 +246,17 @@ class _TreeRecorder:
         numeric = ~categorical
         threshold = np.full(feature.shape[0], float(TREE_UNDEFINED))
         threshold[numeric] = bin_mapper.split_thresholds(feature[numeric], bin_idx[numeric], next_bin[numeric])
-        bin_idx = np.where(numeric, bin_idx, TREE_UNDEFINED)
+        nodes = (tree, node_idx, depth, n_samples, values, impurity, weight)
+        splits = (split_tree, split_node, feature, bin_idx, missing_left, left, right, categorical)
         result = []
         for tree_idx, node_count in enumerate(self.next_node_idx):
-            mine = tree == tree_idx
-            order = node_idx[mine]
-            mine_split = split_tree == tree_idx
-            at = split_node[mine_split]
-
-            def per_node(fill, dtype, source=None, positions=None):
-                array = np.full(node_count, fill, dtype=dtype)
-                if source is not None:
-                    array[positions] = source
-                return array
-
-            node_values = np.empty((node_count, self.n_outputs, values.shape[1] // self.n_outputs))
-            node_values[order] = values[mine].reshape(-1, *node_values.shape[1:])
-            result.append(
-                Tree(
-                    n_features=n_features,
-                    children_left=per_node(TREE_LEAF, np.int32, left[mine_split], at),
-                    children_right=per_node(TREE_LEAF, np.int32, right[mine_split], at),
-                    feature=per_node(TREE_UNDEFINED, np.int32, feature[mine_split], at),
-                    threshold=per_node(TREE_UNDEFINED, np.float64, threshold[mine_split], at),
-                    bin_threshold=per_node(TREE_UNDEFINED, np.int32, bin_idx[mine_split], at),
-                    missing_go_to_left=per_node(False, bool, missing_left[mine_split], at),
-                    value=node_values,
-                    impurity=per_node(0.0, np.float64, impurity[mine], order),
-                    n_node_samples=per_node(0, np.int64, n_samples[mine], order),
-                    weighted_n_node_samples=per_node(0.0, np.float64, weight[mine], order),
-                    depth=per_node(0, np.int32, depth[mine], order),
-                )
-            )
-            result[-1].split_type[at] = np.where(categorical[mine_split], CATEGORICAL, NUMERIC)
+            *arrays, split_type = tree_node_arrays(tree_idx, node_count, nodes, splits, threshold, self.n_outputs)
+            result.append(Tree(n_features, *arrays))
+            result[-1].split_type = split_type
             # Only the categorical splits' rows: the other rows' zero pages are then never touched (not resident).
-            mine_categorical = mine_split & categorical
-            result[-1].category_bitset[split_node[mine_categorical]] = bitset[mine_categorical]
+            mine_categorical = (split_tree == tree_idx) & categorical
+            if mine_categorical.any():
+                result[-1].category_bitset[split_node[mine_categorical]] = bitset[mine_categorical]
         return result
 
 

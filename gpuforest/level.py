@@ -10,6 +10,7 @@ import numpy as np
 from numba import njit
 
 from .kernels.common import NO_SPLIT
+from .tree import CATEGORICAL, NUMERIC, TREE_LEAF, TREE_UNDEFINED
 
 EPSILON = np.finfo(np.float64).eps
 
@@ -215,3 +216,67 @@ def multiway_children(tree, depth, start, n_children, first_child, part_counts):
             child_stop[child] = position
             child += 1
     return parent, child_tree, node_idx, child_depth, child_start, child_stop
+
+
+@njit(cache=True)
+def tree_node_arrays(tree_idx, node_count, nodes, splits, threshold, n_outputs):
+    """The node arrays of tree ``tree_idx`` (``node_count`` nodes) from the grower's records of every tree, in one
+    pass over them.
+
+    Parameters
+    ----------
+    tree_idx, node_count : int
+    nodes : tuple
+        ``(tree, node_idx, depth, n_samples, values, impurity, weight)``: int64 arrays of shape (n_records,),
+        ``values`` (n_records, n_outputs * n_values) float64, ``impurity`` and ``weight`` float64.
+    splits : tuple
+        ``(tree, node_idx, feature, bin, missing_left, left, right, categorical)``: the split records, arrays of
+        shape (n_splits,) (``feature`` and ``bin`` int32, ``missing_left`` and ``categorical`` bool).
+    threshold : ndarray of shape (n_splits,), dtype float64
+        Each split's raw threshold (``TREE_UNDEFINED`` for a categorical one).
+    n_outputs : int
+
+    Returns
+    -------
+    ``(children_left, children_right, feature, threshold, bin_threshold, missing_go_to_left, value, impurity,
+    n_node_samples, weighted_n_node_samples, depth, split_type)``: ``gpuforest.tree.Tree``'s arrays (leaves'
+    children ``TREE_LEAF``, their feature, thresholds ``TREE_UNDEFINED``, a categorical split's bin too).
+    """
+    tree, node_idx, depth, n_samples, values, impurity, weight = nodes
+    split_tree, split_node, feature, bin_idx, missing_left, left, right, categorical = splits
+    n_values = values.shape[1] // n_outputs
+    children_left = np.full(node_count, TREE_LEAF, dtype=np.int32)
+    children_right = np.full(node_count, TREE_LEAF, dtype=np.int32)
+    node_feature = np.full(node_count, TREE_UNDEFINED, dtype=np.int32)
+    node_threshold = np.full(node_count, float(TREE_UNDEFINED))
+    bin_threshold = np.full(node_count, TREE_UNDEFINED, dtype=np.int32)
+    missing_go_to_left = np.zeros(node_count, dtype=np.bool_)
+    split_type = np.full(node_count, NUMERIC, dtype=np.uint8)
+    node_values = np.empty((node_count, n_outputs, n_values))
+    node_impurity, node_weight = np.zeros(node_count), np.zeros(node_count)
+    node_samples = np.zeros(node_count, dtype=np.int64)
+    node_depth = np.zeros(node_count, dtype=np.int32)
+    for record in range(tree.shape[0]):
+        if tree[record] != tree_idx:
+            continue
+        node = node_idx[record]
+        for output in range(n_outputs):
+            for value in range(n_values):
+                node_values[node, output, value] = values[record, output * n_values + value]
+        node_impurity[node], node_weight[node] = impurity[record], weight[record]
+        node_samples[node], node_depth[node] = n_samples[record], depth[record]
+    for record in range(split_tree.shape[0]):
+        if split_tree[record] != tree_idx:
+            continue
+        node = split_node[record]
+        children_left[node], children_right[node] = left[record], right[record]
+        node_feature[node], node_threshold[node] = feature[record], threshold[record]
+        missing_go_to_left[node] = missing_left[record]
+        if categorical[record]:
+            split_type[node] = CATEGORICAL
+        else:
+            bin_threshold[node] = bin_idx[record]
+    return (
+        children_left, children_right, node_feature, node_threshold, bin_threshold, missing_go_to_left, node_values,
+        node_impurity, node_samples, node_weight, node_depth, split_type,
+    )

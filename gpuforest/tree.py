@@ -43,6 +43,7 @@ trees (``CompleteForest``), the layout of boosting's raw scores (numeric
 splits only: a tree with another split kind keeps the node arrays).
 """
 
+import math
 import mmap
 from typing import NamedTuple
 
@@ -277,7 +278,7 @@ def untouched_zeros(shape, dtype):
     threshold, as it does after freeing large blocks, calloc takes reused heap memory and writes its zeros. An
     array of at least ``UNTOUCHED_MIN_BYTES`` is an anonymous ``mmap`` (one mapping each: small arrays, such as
     boosting's trees', keep ``np.zeros``), or ``np.zeros`` where the system refuses another mapping."""
-    n_bytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    n_bytes = math.prod(shape) * np.dtype(dtype).itemsize
     if n_bytes >= UNTOUCHED_MIN_BYTES:
         try:
             return np.frombuffer(mmap.mmap(-1, n_bytes), dtype=dtype).reshape(shape)

@@ -222,3 +222,30 @@ def test_the_narrow_layout_of_few_distinct_values_grows_the_trees_of_the_full_wi
     assert wide._bin_mapper.missing_bin == 255
     prediction = narrow.predict_proba if hasattr(narrow, "predict_proba") else narrow.predict
     np.testing.assert_array_equal(prediction(X), (wide.predict_proba if hasattr(wide, "predict_proba") else wide.predict)(X))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("max_bins", [4, 32, 256])
+def test_a_small_dense_fit_gives_the_per_feature_thresholds(dtype, max_bins, monkeypatch):
+    """Below ``PARALLEL_BINNING_SAMPLES`` rows a dense X's numeric features are fitted in one compiled call
+    (``_fit_numeric_features``): the arrays of the per-feature numpy fit, bit for bit, whether a feature has
+    fewer distinct values than bins (midpoints) or more (midpoint percentiles), NaNs, one value or none."""
+    rng = np.random.default_rng(max_bins)
+    n_samples = 600
+    X = np.column_stack([
+        rng.normal(size=n_samples),  # distinct values beyond the bins: percentiles
+        rng.integers(0, 3, n_samples),  # few values: midpoints
+        np.round(rng.normal(size=n_samples), 1),  # ties
+        np.full(n_samples, 2.5),  # one value
+        np.full(n_samples, np.nan),  # none
+        rng.choice([0.0, 2.0, np.nan], n_samples),  # categorical codes
+    ]).astype(dtype)
+    X[rng.random(n_samples) < 0.1, 0] = np.nan
+    is_categorical = [False] * 5 + [True]
+    compiled = BinMapper(max_bins=max_bins, is_categorical=is_categorical).fit(X)
+    monkeypatch.setattr(binning, "PARALLEL_BINNING_SAMPLES", 0)  # the per-feature numpy fit
+    reference = BinMapper(max_bins=max_bins, is_categorical=is_categorical).fit(X)
+    for name in ("bin_thresholds_", "n_thresholds_", "bin_min_", "bin_max_", "n_bins_non_missing_", "n_bins_"):
+        np.testing.assert_array_equal(getattr(compiled, name), getattr(reference, name), err_msg=name)
+    assert np.unique(X[~np.isnan(X[:, 0]), 0]).size > max_bins - 1  # the percentile path ran
+    assert compiled.n_thresholds_[1] == min(2, max_bins - 2) and compiled.n_thresholds_[4] == 0

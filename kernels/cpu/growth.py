@@ -32,7 +32,7 @@ from .histogram import _build_histograms, _subtract_histograms
 from .leaf_values import node_values
 from .partitioning import _apply_splits
 from .sampling import feature_masks, threshold_draws
-from .splitting import _finish_histogram_nodes, _scan_histogram_nodes, _search_row_nodes
+from .splitting import _finish_histogram_nodes, _record_unsearched, _scan_histogram_nodes, _search_row_nodes
 
 # Columns of the packed records: a node's (tree, node_idx, depth, count, start), a split's (tree, node_idx,
 # feature, bin, next_bin, missing_left, left, right, categorical).
@@ -350,10 +350,14 @@ def _best_splits(hist, hist_rows, splittable, tree, node_idx, start, stop, total
             criterion, inv_scales, regularization, min_samples_leaf, node_min_weight, monotonic_cst,
             value_bounds, *scanned, *split,
         )
-    if row_nodes.shape[0] < n_nodes:
+    if hist_nodes.shape[0] > 0:
         _finish_histogram_nodes(
-            hist, search_rows, totals, categorical_features, n_bins_non_missing, missing_bin, *scanned, *split,
+            hist, search_rows, hist_nodes, totals, categorical_features, n_bins_non_missing, missing_bin, *scanned,
+            *split,
         )
+    unsearched_nodes = (search_rows == NOT_SEARCHED).nonzero()[0]
+    if unsearched_nodes.shape[0] > 0:
+        _record_unsearched(unsearched_nodes, scanned[0], scanned[1], categorical_features, *split)
     can_split = allowed_splits(splittable, split[1], split[0], tree, root_weight, min_impurity_decrease,
                                min_split_gain)
     return split, can_split

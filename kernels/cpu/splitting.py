@@ -400,8 +400,8 @@ def find_best_splits(
     """Best split of every node: from its histogram, or from its rows (small nodes), in one call for a level.
 
     The nodes with a histogram: ``_scan_histogram_nodes``, then
-    ``_finish_histogram_nodes``; those ``FROM_ROWS``: ``_search_row_nodes``.
-    Each stage is a parallel kernel of its own, called only when it has
+    ``_finish_histogram_nodes``; those ``FROM_ROWS``: ``_search_row_nodes``; those ``NOT_SEARCHED``:
+    ``_record_unsearched``. Each stage is a kernel of its own, called only when it has
     nodes (an empty parallel region still costs a fork and a join), from
     Python: numba compiles three small kernels faster than one large one, and
     a compiled caller would optimise all their code again.
@@ -486,10 +486,14 @@ def find_best_splits(
             missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, monotonic_cst,
             value_bounds, *searched, *outputs,
         )
-    if row_nodes.shape[0] < n_nodes:
+    if hist_nodes.shape[0] > 0:
         _finish_histogram_nodes(
-            hist, hist_rows, totals, categorical_features, n_bins_non_missing, missing_bin, *searched, *outputs,
+            hist, hist_rows, hist_nodes, totals, categorical_features, n_bins_non_missing, missing_bin, *searched,
+            *outputs,
         )
+    unsearched_nodes = (hist_rows == NOT_SEARCHED).nonzero()[0]
+    if unsearched_nodes.shape[0] > 0:
+        _record_unsearched(unsearched_nodes, gains, bins, categorical_features, *outputs)
 
 
 @njit(parallel=True, cache=True)
@@ -663,17 +667,14 @@ def _search_row_nodes(
 
 @njit(parallel=True, cache=True)
 def _finish_histogram_nodes(
-    hist, hist_rows, totals, categorical_features, n_bins_non_missing, missing_bin, gains, bins, missing_left,
-    category_bits, out_gain, out_feature, out_bin, out_missing_left, out_left_totals, out_next_bin,
+    hist, hist_rows, hist_nodes, totals, categorical_features, n_bins_non_missing, missing_bin, gains, bins,
+    missing_left, category_bits, out_gain, out_feature, out_bin, out_missing_left, out_left_totals, out_next_bin,
     out_categorical, out_category_bitset,
 ):
-    """The split of each node with a histogram (its best feature of ``_scan_histogram_nodes``, the left totals
-    from the histogram) and of each node ``NOT_SEARCHED`` (none)."""
-    for node in prange(hist_rows.shape[0]):
-        if hist_rows[node] == FROM_ROWS:
-            continue
-        if hist_rows[node] == NOT_SEARCHED:
-            bins[node] = NO_SPLIT
+    """The split of each node ``hist_nodes`` (its best feature of ``_scan_histogram_nodes``, the left totals
+    from its histogram)."""
+    for k in prange(hist_nodes.shape[0]):
+        node = hist_nodes[k]
         best_feature, position = record_best_feature(
             gains, bins, node, categorical_features, out_gain, out_feature, out_bin, out_missing_left,
             out_left_totals, out_next_bin, out_categorical, out_category_bitset,
@@ -692,6 +693,18 @@ def _finish_histogram_nodes(
                 feature_hist, out_bin[node], np.int64(n_bins_non_missing[best_feature]), missing_bin,
                 missing_left[node, best_feature], totals[node], out_left_totals[node],
             )
+
+
+@njit(cache=True)
+def _record_unsearched(unsearched_nodes, gains, bins, categorical_features, out_gain, out_feature, out_bin,
+                       out_missing_left, out_left_totals, out_next_bin, out_categorical, out_category_bitset):
+    """The outputs of the nodes ``NOT_SEARCHED``: no split. Serial: a level's leaves, no work to share."""
+    for node in unsearched_nodes:
+        bins[node] = NO_SPLIT
+        record_best_feature(
+            gains, bins, node, categorical_features, out_gain, out_feature, out_bin, out_missing_left,
+            out_left_totals, out_next_bin, out_categorical, out_category_bitset,
+        )
 
 
 @njit(cache=True)
