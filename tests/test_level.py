@@ -5,8 +5,9 @@ import pytest
 
 from gpuforest.kernels.common import NO_SPLIT
 from gpuforest.level import (
-    EPSILON, allowed_splits, histogram_plan, number_children, split_children, stopping_rules,
+    EPSILON, allowed_splits, histogram_plan, number_children, split_children, stopping_rules, tree_node_arrays,
 )
+from gpuforest.tree import CATEGORICAL, NUMERIC, TREE_LEAF, TREE_UNDEFINED
 
 
 @pytest.mark.parametrize("stops_when_pure", [True, False])
@@ -108,3 +109,48 @@ def test_number_children_in_order_within_each_tree():
     np.testing.assert_array_equal(left, [3, 1, 5, 5, 3, 7])
     np.testing.assert_array_equal(right, left + 1)
     np.testing.assert_array_equal(next_node_idx, [5, 7, 9])
+
+
+def test_tree_node_arrays_place_each_record_at_its_node():
+    """Records of two trees interleaved, in no order (a tree of 7 nodes: root 0 split numerically into 1 and 2,
+    node 2 categorically into 3 and 4, node 3 into 5 and 6), values of 2 outputs x 3 classes: each tree's
+    arrays are its records placed at their node indices (numpy fancy assignment), defaults elsewhere."""
+    rng = np.random.default_rng(4)
+    n_outputs, n_values, node_count = 2, 3, 7
+    record_tree = np.array([1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 1, 1, 1, 0])
+    record_node = np.array([0, 4, 0, 2, 2, 1, 1, 3, 6, 3, 4, 5, 6, 5])
+    n_records = record_tree.shape[0]
+    nodes = (record_tree, record_node, rng.integers(0, 4, n_records), rng.integers(1, 99, n_records),
+             rng.random((n_records, n_outputs * n_values)), rng.random(n_records), rng.random(n_records))
+    split_tree = np.array([0, 1, 0, 0, 1])
+    split_node = np.array([0, 0, 2, 3, 2])
+    splits = (split_tree, split_node, np.array([4, 1, 2, 0, 3], dtype=np.int32), np.array([7, 9, 2, 5, 1],
+              dtype=np.int32), np.array([True, False, True, False, False]), np.array([1, 1, 3, 5, 3]),
+              np.array([2, 2, 4, 6, 4]), np.array([False, False, True, False, False]))
+    threshold = np.where(splits[7], float(TREE_UNDEFINED), rng.normal(size=5))
+    for tree_idx in (0, 1):
+        arrays = tree_node_arrays(tree_idx, node_count, nodes, splits, threshold, n_outputs)
+        mine, at = record_tree == tree_idx, split_node[split_tree == tree_idx]
+        mine_split = split_tree == tree_idx
+        expected_value = np.empty((node_count, n_outputs * n_values))
+        expected_value[record_node[mine]] = nodes[4][mine]
+        np.testing.assert_array_equal(arrays[6], expected_value.reshape(node_count, n_outputs, n_values))
+        for position, column, fill in ((7, 5, 0.0), (8, 3, 0), (9, 6, 0.0), (10, 2, 0)):
+            expected = np.full(node_count, fill)
+            expected[record_node[mine]] = nodes[column][mine]
+            np.testing.assert_array_equal(arrays[position], expected)
+        for position, column, fill in ((0, 5, TREE_LEAF), (1, 6, TREE_LEAF), (2, 2, TREE_UNDEFINED), (5, 4, False)):
+            expected = np.full(node_count, fill)
+            expected[at] = splits[column][mine_split]
+            np.testing.assert_array_equal(arrays[position], expected)
+        expected_threshold = np.full(node_count, float(TREE_UNDEFINED))
+        expected_threshold[at] = threshold[mine_split]
+        np.testing.assert_array_equal(arrays[3], expected_threshold)
+        categorical = splits[7][mine_split]
+        expected_bin = np.full(node_count, TREE_UNDEFINED)
+        expected_bin[at[~categorical]] = splits[3][mine_split][~categorical]
+        np.testing.assert_array_equal(arrays[4], expected_bin)
+        expected_type = np.full(node_count, NUMERIC)
+        expected_type[at[categorical]] = CATEGORICAL
+        np.testing.assert_array_equal(arrays[11], expected_type)
+    assert (tree_node_arrays(0, node_count, nodes, splits, threshold, n_outputs)[11] == CATEGORICAL).sum() == 1
