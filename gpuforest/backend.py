@@ -573,8 +573,10 @@ KERNEL_STAGES = (
 )
 
 
+@functools.cache
 def _kernel_modules(package):
-    """The stage modules of ``gpuforest.kernels.<package>`` as one namespace."""
+    """The stage modules of ``gpuforest.kernels.<package>`` as one namespace (made once: ``get_backend`` runs at
+    every fit)."""
     return SimpleNamespace(
         **{stage: importlib.import_module(f"gpuforest.kernels.{package}.{stage}") for stage in KERNEL_STAGES}
     )
