@@ -318,7 +318,7 @@ def _fit_numeric_features(X, is_categorical, max_thresholds, percentiles, bin_th
             thresholds = (distinct[:-1] + distinct[1:]) / 2
         else:
             # The sorted values again (distinct overwrote their first places).
-            thresholds = np.unique(_sorted_midpoint_percentiles(
+            thresholds = np.unique(sorted_midpoint_percentiles(
                 np.sort(column[~np.isnan(column)]).astype(np.float64), percentiles
             ))
             thresholds = thresholds[thresholds < distinct[-1]]
@@ -335,23 +335,6 @@ def _fit_numeric_features(X, is_categorical, max_thresholds, percentiles, bin_th
                 bin_min[feature_idx, bin_idx] = distinct[start]
                 bin_max[feature_idx, bin_idx] = distinct[stop - 1]
             start = stop
-
-
-@njit(cache=True)
-def _sorted_midpoint_percentiles(sorted_values, percentiles):
-    """``sorted_midpoint_percentiles`` compiled: the same float operations."""
-    position = (sorted_values.shape[0] - 1) * (percentiles / 100)
-    virtual_index = 0.5 * (np.floor(position) + np.ceil(position))
-    result = np.empty(percentiles.shape[0])
-    for k in range(percentiles.shape[0]):
-        below = int(np.floor(virtual_index[k]))
-        above = min(below + 1, sorted_values.shape[0] - 1)
-        low, high = sorted_values[below], sorted_values[above]
-        if virtual_index[k] % 1 != 0:
-            result[k] = high - (high - low) * 0.5
-        else:
-            result[k] = low + (high - low) * 0.0
-    return result
 
 
 def _feature_thresholds(values, max_thresholds, n_implicit_zeros=0):
@@ -376,6 +359,7 @@ def _feature_thresholds(values, max_thresholds, n_implicit_zeros=0):
     return distinct, thresholds[thresholds < distinct[-1]]
 
 
+@njit(cache=True)
 def sorted_midpoint_percentiles(sorted_values, percentiles):
     """``np.percentile(sorted_values, percentiles, method="midpoint")`` of values already sorted, without NaN.
 
@@ -398,8 +382,11 @@ def sorted_midpoint_percentiles(sorted_values, percentiles):
     """
     position = (sorted_values.shape[0] - 1) * (percentiles / 100)
     virtual_index = 0.5 * (np.floor(position) + np.ceil(position))
-    below = np.floor(virtual_index).astype(np.intp)
-    above = np.minimum(below + 1, sorted_values.shape[0] - 1)
-    low, high = sorted_values[below], sorted_values[above]
-    halfway = virtual_index % 1 != 0
-    return np.where(halfway, high - (high - low) * 0.5, low + (high - low) * 0.0)
+    result = np.empty(percentiles.shape[0])
+    for k in range(percentiles.shape[0]):
+        below = int(np.floor(virtual_index[k]))
+        above = min(below + 1, sorted_values.shape[0] - 1)
+        low, high = sorted_values[below], sorted_values[above]
+        halfway = virtual_index[k] % 1 != 0
+        result[k] = high - (high - low) * 0.5 if halfway else low + (high - low) * 0.0
+    return result
