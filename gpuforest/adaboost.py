@@ -44,7 +44,7 @@ from .decision_tree import (
     validate_fit_data,
     validate_predict_data,
 )
-from .fitting import BinnedTraining, fit_bin_mapper
+from .fitting import BinnedTraining, fit_bin_mapper, random_seed
 from .margins import AdaBoostMargins
 from .model_io import ModelFileMixin
 from .progress import progress_bar
@@ -427,7 +427,7 @@ class _BinnedTreeFitter:
         """Grow ``member``'s tree with the weights ``sample_weight`` (n_samples,) and set its fitted attributes."""
         n_samples, n_features = self.X.shape
         # The seed the tree's own fit would draw.
-        seed = int(check_random_state(member.random_state).randint(np.iinfo(np.int32).max))
+        seed = random_seed(member.random_state)
         if self.bin_mapper is None:
             self.backend = get_backend(member.device)
             record_categories(member, self.X, None, member.max_bins)

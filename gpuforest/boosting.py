@@ -24,7 +24,6 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import train_test_split
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -33,7 +32,7 @@ from .categorical import CATEGORICAL_FEATURES_CONSTRAINT
 from .constraints import check_interaction_cst, check_monotonic_cst
 from .contributions import ContributionsMixin
 from .decision_tree import MAX_DEPTH_UNLIMITED, AllowNaNMixin, encode_classes, validate_fit_data, validate_predict_data
-from .fitting import BinnedTraining, fit_bin_mapper, refit_bin_mapper
+from .fitting import BinnedTraining, fit_bin_mapper, random_seed, refit_bin_mapper
 from .grower import GrowthParams, feature_count, tree_feature_subsets
 from .kernels.common import PURPOSE_SUBSAMPLE
 from .model_io import ModelFileMixin
@@ -277,7 +276,7 @@ class BaseGradientBoosting(
     def _start(self, X, y, sample_weight):
         """Fresh state: device, seed, bins, the baseline, no trees."""
         self.device_ = get_backend(self.device).name
-        self._seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        self._seed = random_seed(self.random_state)
         self._bin_mapper = fit_bin_mapper(self, X, self._seed)
         if self.init == "zero":
             self.baseline_ = np.zeros(self._loss.n_trees_per_iteration)
@@ -355,7 +354,7 @@ class BaseGradientBoosting(
             stratify = y if isinstance(self, ClassifierMixin) else None
             X, X_val, y, y_val, sample_weight, weight_val = train_test_split(
                 X, y, sample_weight, test_size=self.validation_fraction, stratify=stratify,
-                random_state=check_random_state(self.random_state).randint(np.iinfo(np.int32).max),
+                random_state=random_seed(self.random_state),
             )
             return X, y, sample_weight, [(X_val, y_val, weight_val)]
         return X, y, sample_weight, [self._validated_eval_pair(*pair) for pair in evals]

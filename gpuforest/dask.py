@@ -44,12 +44,13 @@ import numpy as np
 from numba import njit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.class_weight import compute_sample_weight
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, check_random_state
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from . import boosting, decision_tree, forest
 from .backend import CPUBackend, RowData
 from .binning import BinMapper
 from .decision_tree import encode_classes, growth_params, validate_fit_data, x_dtype
+from .fitting import random_seed
 from .grower import TreeGrower
 from .kernels.common import FROM_ROWS, PURPOSE_BINNING, bootstrap_row, category_goes_left, goes_left
 from .kernels.cpu.sampling import uniform_per_row
@@ -708,7 +709,7 @@ class _DaskTree(_DaskEstimator):
             # The forest regressor's target checks (Poisson's domain).
             y, sample_weight = forest.ForestRegressor._encode_targets(local, y, sample_weight)
             stats, n_values = regression_statistics(local.criterion, y, sample_weight), 1
-        seed = int(check_random_state(local.random_state).randint(np.iinfo(np.int32).max))
+        seed = random_seed(local.random_state)
         n_features = local.n_features_in_
         params = growth_params(local, data.n_samples, n_features, seed, random_thresholds=local.splitter == "random")
         positive = sample_weight > 0
@@ -739,7 +740,7 @@ class _DaskForest(_DaskEstimator):
         local._check_sampling_params()
         targets, sample_weight = local._encode_targets(y, sample_weight)
         n_samples, n_features = data.n_samples, local.n_features_in_
-        local._seed = seed = int(check_random_state(local.random_state).randint(np.iinfo(np.int32).max))
+        local._seed = seed = random_seed(local.random_state)
         positive = sample_weight > 0
         local._bin_mapper = data.fit_bin_mapper(local, positive, seed)
         local.n_samples_bootstrap_ = local._n_draws(n_samples)

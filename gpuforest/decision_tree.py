@@ -14,7 +14,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
-from sklearn.utils import Bunch, check_random_state, compute_sample_weight
+from sklearn.utils import Bunch, compute_sample_weight
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
@@ -31,7 +31,7 @@ from .categorical import (
 )
 from .c45 import C45TreeGrower
 from .constraints import check_monotonic_cst
-from .fitting import BinnedTraining, fit_bin_mapper
+from .fitting import BinnedTraining, fit_bin_mapper, random_seed
 from .grower import GrowthParams, TreeGrower
 from .model_io import ModelFileMixin
 from .importance import IMPORTANCE_TYPE_CONSTRAINT, ImportanceTypeMixin
@@ -258,7 +258,7 @@ class BaseDecisionTree(
     def _grow(self, X, y, sample_weight, stats, n_values, validation):
         """Bin ``X``, grow the tree on the rows with positive weight and prune it (``pruning.prune_grown_tree``)."""
         backend = get_backend(self.device)
-        seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        seed = random_seed(self.random_state)
         params = growth_params(self, X.shape[0], X.shape[1], seed, random_thresholds=self.splitter == "random")
         sample_indices = np.flatnonzero(sample_weight > 0).astype(np.int32)
         self._bin_mapper = fit_bin_mapper(self, X[sample_indices], seed)

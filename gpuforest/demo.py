@@ -36,6 +36,10 @@ CHART_PATH = "demo-results.png"
 CHART_COLUMNS = 4
 # The table's model families (``_models``).
 FAMILIES = ("tree", "forest", "boosting", "adaboost")
+# Each pair of fits is repeated, in turn, up to REPEATS times while it has taken under REPEAT_BUDGET_S seconds in
+# all; each keeps its best time (``_compared``).
+REPEAT_BUDGET_S = 2.0
+REPEATS = 5
 
 
 def _timed(estimator, X_train, y_train, X_test, y_test):
@@ -43,6 +47,23 @@ def _timed(estimator, X_train, y_train, X_test, y_test):
     estimator.fit(X_train, y_train)
     fit_seconds = time.perf_counter() - start
     return estimator.score(X_test, y_test), fit_seconds
+
+
+def _compared(ours, theirs, X_train, y_train, X_test, y_test):
+    """``(our_score, their_score, our_seconds, their_seconds)``: both fitted in turn, again and again up to
+    ``REPEATS`` times each while their fits so far took under ``REPEAT_BUDGET_S``, each keeping its best time (the
+    benchmarks' rule: a short fit's single time is much of it the machine's noise)."""
+    our_score, our_seconds = _timed(ours, X_train, y_train, X_test, y_test)
+    their_score, their_seconds = _timed(theirs, X_train, y_train, X_test, y_test)
+    spent = our_seconds + their_seconds
+    for _ in range(REPEATS - 1):
+        if spent >= REPEAT_BUDGET_S:
+            break
+        our_again = _timed(ours, X_train, y_train, X_test, y_test)[1]
+        their_again = _timed(theirs, X_train, y_train, X_test, y_test)[1]
+        spent += our_again + their_again
+        our_seconds, their_seconds = min(our_seconds, our_again), min(their_seconds, their_again)
+    return our_score, their_score, our_seconds, their_seconds
 
 
 def _datasets():
@@ -146,7 +167,10 @@ def write_chart(results, path=CHART_PATH):
 
 def main():
     device = get_backend("auto").name
-    print(f"gpuforest on device={device!r} vs scikit-learn (trees fully grown unless a depth is given)\n")
+    print(
+        f"gpuforest on device={device!r} vs scikit-learn (trees fully grown unless a depth is given; each fit time "
+        f"the best of up to {REPEATS}, fitted in turn while the pair took under {REPEAT_BUDGET_S:g} s)\n"
+    )
     start = time.perf_counter()
     if not kernels_cached():
         _compile_side_by_side()
@@ -164,8 +188,9 @@ def main():
         X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=0)
         metric = "accuracy" if task == "classification" else "R^2"
         for model, ours, theirs in _models(task, forest_params):
-            our_score, our_seconds = _timed(ours, X_train, y_train, X_test, y_test)
-            their_score, their_seconds = _timed(theirs, X_train, y_train, X_test, y_test)
+            our_score, their_score, our_seconds, their_seconds = _compared(
+                ours, theirs, X_train, y_train, X_test, y_test
+            )
             print(
                 f"{name:<22}{model:<10}{metric:<10}{our_score:>11.4f}{their_score:>11.4f}{our_seconds:>9.3f}"
                 f"{their_seconds:>10.3f}{their_seconds / our_seconds:>9.1f}x"

@@ -8,10 +8,29 @@ statistics -> ``RowData`` -> grower, the same steps for every estimator; only
 the rows, their draw counts, the statistics and the growth parameters differ.
 """
 
+import functools
+from numbers import Integral
+
 import numpy as np
+from sklearn.utils import check_random_state
 
 from .binning import BinMapper
 from .grower import TreeGrower
+
+
+def random_seed(random_state):
+    """The seed of the counter-based RNG that every estimator draws from its ``random_state``: a draw of
+    ``check_random_state(random_state).randint(2**31 - 1)``. An integer's is remembered (``_integer_seed``): its
+    draw is the same every time, and seeding a ``RandomState`` costs as much as a small tree's growth; ``None``
+    and a ``RandomState`` draw afresh."""
+    if isinstance(random_state, Integral):
+        return _integer_seed(int(random_state))
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+
+
+@functools.lru_cache(maxsize=256)
+def _integer_seed(random_state):
+    return random_seed(np.random.RandomState(random_state))
 
 
 def fit_bin_mapper(estimator, X, seed):

@@ -24,7 +24,7 @@ import numpy as np
 import scipy.sparse
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.metrics import accuracy_score, r2_score
-from sklearn.utils import check_random_state, compute_sample_weight
+from sklearn.utils import compute_sample_weight
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -43,7 +43,7 @@ from .decision_tree import (
     validate_predict_data,
 )
 from .devices import release_free_host_memory
-from .fitting import BinnedTraining, fit_bin_mapper, refit_bin_mapper
+from .fitting import BinnedTraining, fit_bin_mapper, random_seed, refit_bin_mapper
 from .model_io import ModelFileMixin
 from .margins import ForestMargins
 from .importance import IMPORTANCE_TYPE_CONSTRAINT, ImportanceTypeMixin
@@ -173,7 +173,7 @@ class BaseForest(
         n_samples, n_features = X.shape
         if not (self.warm_start and hasattr(self, "trees_")):
             self.trees_ = []
-            self._seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+            self._seed = random_seed(self.random_state)
             positive = sample_weight > 0
             # No copy of X when every row counts.
             self._bin_mapper = fit_bin_mapper(self, X if positive.all() else X[positive], self._seed)

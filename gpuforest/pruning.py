@@ -47,12 +47,12 @@ import scipy.stats
 from numba import njit
 from sklearn.base import is_classifier
 from sklearn.model_selection import train_test_split
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from . import information
 from .tree import CATEGORICAL, MAX_CATEGORIES, MULTIWAY, NUMERIC, TREE_LEAF, TREE_UNDEFINED
 from .progress import eval_pair
+from .fitting import random_seed
 
 # Losses and code lengths are sums of floats in some order: two equal in exact arithmetic may
 # differ by rounding. Within this fraction of the largest node cost they count as equal.
@@ -1013,7 +1013,7 @@ def validation_split(estimator, X, y, sample_weight, eval_set, encode_target, va
     X, X_val, y, y_val, sample_weight, weight_val = train_test_split(
         X, y, sample_weight, test_size=estimator.validation_fraction,
         stratify=y if is_classifier(estimator) and _can_stratify(y, estimator.validation_fraction) else None,
-        random_state=check_random_state(estimator.random_state).randint(np.iinfo(np.int32).max),
+        random_state=random_seed(estimator.random_state),
     )
     return X, y, sample_weight, (X_val, y_val, weight_val)
 

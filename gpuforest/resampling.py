@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils import check_random_state
 
 from .backend import get_backend
+from .fitting import random_seed
 
 BUILTIN_STATISTICS = ("mean", "median", "quantile", "variance", "correlation")
 # Replicates weighted at once: a block's (replicates, rows) weights take about this many bytes.
@@ -223,13 +223,10 @@ def bootstrap_counts(n_samples, n_resamples, random_state=None, device="cpu"):
     (``kernels.common.bootstrap_row``), keyed by ``random_state`` as a forest's tree ``b``.
     """
     backend = get_backend(device)
-    seed = _seed(random_state)
+    seed = random_seed(random_state)
     return backend.to_host(backend.bootstrap_counts(seed, 0, n_resamples, n_samples, n_samples))
 
 
-def _seed(random_state):
-    """The hash RNG's seed from ``random_state``, as the forests draw it."""
-    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 
 def bootstrap(data, statistic="mean", *, n_resamples=1000, q=0.5, random_state=None, device="cpu"):
@@ -260,7 +257,7 @@ def bootstrap(data, statistic="mean", *, n_resamples=1000, q=0.5, random_state=N
     if not isinstance(n_resamples, Integral) or isinstance(n_resamples, bool) or n_resamples < 2:
         raise ValueError(f"n_resamples must be an integer of at least 2; got {n_resamples!r}.")
     backend = get_backend(device)
-    seed = _seed(random_state)
+    seed = random_seed(random_state)
     n_samples = data.shape[0]
     weight_blocks = (
         backend.bootstrap_counts(seed, first, count, n_samples, n_samples)

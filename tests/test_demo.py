@@ -80,3 +80,29 @@ def test_families_compile_side_by_side_in_shares_of_the_table_order(monkeypatch)
     )
     demo._compile_side_by_side(2)
     assert launched == [(demo._warm_up, [(("tree", "forest"),), (("boosting", "adaboost"),)])]
+
+
+def test_fits_are_timed_as_the_best_of_repeated_fits_in_turn(monkeypatch):
+    """``_compared`` fits ours and theirs alternately, up to ``REPEATS`` times while the pair's fits took under
+    ``REPEAT_BUDGET_S``, and keeps each one's best time."""
+    calls = []
+
+    def fake_timed(times):
+        return lambda estimator, *data: calls.append(estimator) or (f"{estimator} score", times[estimator].pop(0))
+
+    quick = {"ours": [0.010, 0.004, 0.020, 0.006, 0.030], "theirs": [0.012, 0.015, 0.003, 0.011, 0.009]}
+    monkeypatch.setattr(demo, "_timed", fake_timed(quick))
+    assert demo._compared("ours", "theirs", None, None, None, None) == ("ours score", "theirs score", 0.004, 0.003)
+    assert calls == ["ours", "theirs"] * demo.REPEATS
+    calls.clear()
+    budget = demo.REPEAT_BUDGET_S
+    # The first pair takes 0.7 of the budget, the second the rest: two pairs.
+    slower = {"ours": [0.5 * budget, 0.1 * budget, 0.0], "theirs": [0.2 * budget, 0.3 * budget, 0.0]}
+    monkeypatch.setattr(demo, "_timed", fake_timed(slower))
+    assert demo._compared("ours", "theirs", None, None, None, None)[2:] == (0.1 * budget, 0.2 * budget)
+    assert calls == ["ours", "theirs"] * 2
+    calls.clear()
+    slow = {"ours": [budget, 0.0], "theirs": [0.001, 0.0]}
+    monkeypatch.setattr(demo, "_timed", fake_timed(slow))
+    assert demo._compared("ours", "theirs", None, None, None, None)[2:] == (budget, 0.001)
+    assert calls == ["ours", "theirs"]

@@ -2,12 +2,14 @@
 grows them, and a batch of trees equal to the same trees grown one at a time."""
 
 import numpy as np
+import pytest
 from sklearn.tree import DecisionTreeClassifier as SklearnDecisionTreeClassifier
+from sklearn.utils import check_random_state
 
 from gpuforest import statistics
 from gpuforest.backend import CPUBackend, CUDABackend
 from gpuforest.binning import BinMapper
-from gpuforest.fitting import BinnedTraining
+from gpuforest.fitting import BinnedTraining, random_seed
 from gpuforest.grower import GrowthParams
 
 PARAMS = GrowthParams(
@@ -97,3 +99,20 @@ def test_rows_drawn_once_need_no_counts():
     with backend.counting() as counted:
         backend.row_data(training.binned_rows, rows, first.rows.sample_counts, stats)
     assert counted.device_to_host == 1  # reading the counts back is the copy saved
+
+
+def test_random_seed_is_scikit_learns_draw_for_every_kind_of_random_state():
+    """An integer's seed is ``check_random_state``'s draw (remembered: the same every call); a ``RandomState``
+    advances by one draw, as with ``check_random_state``; ``None`` draws from numpy's global state."""
+    int32_max = np.iinfo(np.int32).max
+    for value in (0, 7, np.int64(7), 2**32 - 1):
+        expected = int(check_random_state(value).randint(int32_max))
+        assert random_seed(value) == random_seed(value) == expected
+    ours, reference = np.random.RandomState(3), np.random.RandomState(3)
+    assert [random_seed(ours) for _ in range(3)] == [int(reference.randint(int32_max)) for _ in range(3)]
+    np.random.seed(5)
+    drawn = random_seed(None)
+    np.random.seed(5)
+    assert drawn == int(np.random.randint(int32_max))
+    with pytest.raises(ValueError):
+        random_seed(-1)
