@@ -689,10 +689,20 @@ def test_pair_scans_equal_the_generic_scan_bit_for_bit(criterion, n_classes, reg
     same bit for bit."""
     rng = np.random.default_rng(seed)
     n_rows, missing_bin = 300, 40
-    stats, weight = pair_statistics(rng, criterion, n_classes, regularization, n_rows)
+    weight = rng.uniform(0.2, 3.0, n_rows) * (rng.random(n_rows) > 0.1)
+    if criterion == "gini":
+        stats = statistics.classification_statistics(criterion, rng.integers(0, n_classes, n_rows), n_classes,
+                                                      weight)
+    elif criterion == "squared_error":
+        stats = statistics.regression_statistics(criterion, rng.normal(0.5, 2.0, n_rows), weight)
+    else:
+        stats = statistics.newton_statistics(rng.normal(size=n_rows), rng.uniform(0.05, 1.0, n_rows), *regularization)
     bins = rng.integers(0, missing_bin + 1, n_rows)  # missing values included (bin missing_bin)
     n_slots = stats.n_slots
-    feature_hist = rows_histogram(stats, bins, missing_bin)
+    feature_hist = np.zeros((missing_bin + 1, n_slots), dtype=np.int64)
+    for row, bin_idx in enumerate(bins):
+        feature_hist[bin_idx, stats.row_slot[row]:stats.row_slot[row] + stats.row_stats.shape[1]] += stats.row_stats[row]
+        feature_hist[bin_idx, -1] += 1
     feature_hist[rng.integers(0, missing_bin, 8)] = 0  # empty bins
     node_totals = feature_hist.sum(axis=0)
     scratch = splitting._blocks_scratch(1, missing_bin + 1, n_slots)
@@ -715,65 +725,3 @@ def test_pair_scans_equal_the_generic_scan_bit_for_bit(criterion, n_classes, reg
             assert np.float64(found[0]).tobytes() == np.float64(expected[0]).tobytes()
             n_found += found[1] != NO_SPLIT
     assert n_found >= 4  # not vacuous
-
-
-def pair_statistics(rng, criterion, n_classes, regularization, n_rows):
-    """``(stats, weight)`` of ``n_rows`` random rows under a criterion of ``PAIR_CRITERIA`` (a tenth weightless,
-    never the first)."""
-    weight = rng.uniform(0.2, 3.0, n_rows) * ((rng.random(n_rows) > 0.1) | (np.arange(n_rows) == 0))
-    if criterion == "gini":
-        labels = rng.integers(0, n_classes, n_rows)
-        return statistics.classification_statistics(criterion, labels, n_classes, weight), weight
-    if criterion == "squared_error":
-        return statistics.regression_statistics(criterion, rng.normal(0.5, 2.0, n_rows), weight), weight
-    return statistics.newton_statistics(rng.normal(size=n_rows), rng.uniform(0.05, 1.0, n_rows), *regularization), weight
-
-
-def rows_histogram(stats, bins, missing_bin):
-    """The feature histogram (missing_bin + 1, n_slots) of rows with bins ``bins``, by a plain loop."""
-    feature_hist = np.zeros((missing_bin + 1, stats.n_slots), dtype=np.int64)
-    for row, bin_idx in enumerate(bins):
-        feature_hist[bin_idx, stats.row_slot[row]:stats.row_slot[row] + stats.row_stats.shape[1]] += stats.row_stats[row]
-        feature_hist[bin_idx, -1] += 1
-    return feature_hist
-
-
-@pytest.mark.parametrize("criterion, n_classes, regularization", PAIR_CRITERIA)
-@pytest.mark.parametrize("seed", range(3))
-def test_sorted_row_scans_equal_the_generic_scan_bit_for_bit(criterion, n_classes, regularization, seed):
-    """A few rows scanned in bin order (``_best_pair_threshold_of_rows``) find the generic scan's split of their
-    histogram, gain bits included: rows sharing bins, missing values or none, ``min_samples_leaf`` and
-    ``min_weight_leaf``."""
-    rng = np.random.default_rng(seed)
-    missing_bin = 40
-    scratch = splitting._blocks_scratch(1, missing_bin + 1, 3)
-    order = np.empty(splitting.SORTED_MAX_ROWS, dtype=np.int64)
-    n_found = 0
-    for n_rows in (2, 3, 7, 16, splitting.SORTED_MAX_ROWS):
-        stats, weight = pair_statistics(rng, criterion, n_classes, regularization, n_rows)
-        for highest_bin in (4, missing_bin):  # many rows to a bin, or few
-            bins = rng.integers(0, highest_bin + 1, n_rows)
-            bins[rng.random(n_rows) < 0.2] = missing_bin
-            for with_missing in (True, False):
-                node_bins = np.where(bins == missing_bin, highest_bin, bins) if not with_missing else bins
-                hist = rows_histogram(stats, node_bins, missing_bin)
-                totals = hist.sum(axis=0)
-                for min_samples_leaf, weight_fraction in [(1, 0.0), (3, 0.0), (1, 0.3)]:
-                    min_weight_leaf = weight_fraction * float(np.sum(weight))
-                    expected = generic_scan(
-                        hist, totals, missing_bin, missing_bin, stats.criterion, stats.inv_scales,
-                        stats.regularization, min_samples_leaf, min_weight_leaf,
-                    )
-                    pair, gini, first_slot, second_slot, pair_regularization = splitting._pair_criterion(
-                        stats.criterion, stats.n_slots, stats.regularization
-                    )
-                    assert pair
-                    found = splitting._best_pair_threshold_of_rows(
-                        node_bins.astype(np.uint8), stats.row_slot.astype(np.int64), stats.row_stats, n_rows, order,
-                        totals, missing_bin, gini, first_slot, second_slot, stats.inv_scales, pair_regularization,
-                        min_samples_leaf, min_weight_leaf, scratch[2][0], scratch[3][0],
-                    )
-                    assert found[1:] == expected[1:]
-                    assert np.float64(found[0]).tobytes() == np.float64(expected[0]).tobytes()
-                    n_found += found[1] != NO_SPLIT
-    assert n_found >= 30  # not vacuous

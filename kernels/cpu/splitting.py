@@ -45,8 +45,8 @@ from numba import get_num_threads, njit, prange
 from ..common import (
     FROM_ROWS, GINI, NEWTON, NO_CONSTRAINT, NO_SPLIT, NOT_SEARCHED, SQUARED_ERROR, base_criterion, category_order_key,
     category_position, criterion_outputs, finish_category_split, finish_split_from_histogram, newton_cost, parent_cost,
-    random_threshold_bin, random_threshold_value_bin, record_best_feature, resolve_missing_left, scan_threshold,
-    searches_all_subsets, split_constraint,
+    random_threshold_bin, random_threshold_value_bin, record_best_feature, scan_threshold, searches_all_subsets,
+    split_constraint,
 )
 from .borrow import borrowed
 
@@ -58,9 +58,6 @@ BLOCKS_PER_THREAD = 4
 # scans only its occupied bins (``_compact_feature_hist``): a deep node's few rows, not the bins between them.
 SPARSE_MAX_ROWS = 32
 SPARSE_SPAN_RATIO = 4
-# A node of at most SORTED_MAX_ROWS rows is searched from its rows in bin order under a pair criterion
-# (``_best_pair_threshold_of_rows``).
-SORTED_MAX_ROWS = 32
 
 
 @njit(cache=True)
@@ -121,11 +118,21 @@ def _best_threshold(
     """
     n_slots = feature_hist.shape[1]
     n_stat_slots = n_slots - 1
-    pair, gini, first_slot, second_slot, pair_regularization = _pair_criterion(criterion, n_slots, regularization)
-    if pair and draw < 0.0 and _unconstrained(monotonic, lower, upper):
+    unconstrained = monotonic == 0 and lower == -math.inf and upper == math.inf
+    kind = base_criterion(criterion)
+    one_output = criterion_outputs(criterion) == 1
+    # Criteria of two statistics and the count (``_best_pair_threshold``): newton's (gradient, hessian), squared
+    # error's (w, w y; its w y^2 is no part of a gain), two classes' gini (w_0, w_1).
+    pair = (
+        (kind == NEWTON and n_slots == 3) or (kind == SQUARED_ERROR and one_output)
+        or (kind == GINI and one_output and n_slots == 3)
+    )
+    if pair and draw < 0.0 and unconstrained:
+        first_slot, second_slot = (1, 0) if kind == SQUARED_ERROR else (0, 1)
         return _best_pair_threshold(
-            feature_hist, node_totals, low_bin, n_bins_non_missing, missing_bin, gini, first_slot, second_slot,
-            inv_scales, pair_regularization, min_samples_leaf, min_weight_leaf, left_sums, bin_gains,
+            feature_hist, node_totals, low_bin, n_bins_non_missing, missing_bin, kind == GINI, first_slot,
+            second_slot, inv_scales, regularization if kind == NEWTON else (0.0, 0.0), min_samples_leaf,
+            min_weight_leaf, left_sums, bin_gains,
         )
     # The arrays every candidate's gain reads, borrowed (``borrow``): no atomic counts per candidate.
     node_totals, inv_scales, left, left_with_missing = (
@@ -150,28 +157,6 @@ def _best_threshold(
         feature_hist, node_totals, cost, low_bin, first_bin, last_bin, missing, criterion, n_stat_slots, inv_scales,
         regularization, min_samples_leaf, min_weight_leaf, monotonic, lower, upper, left, left_with_missing,
     )
-
-
-@njit(cache=True, inline="always")
-def _pair_criterion(criterion, n_slots, regularization):
-    """Whether ``criterion`` is one of two statistics and the count (``_best_pair_threshold``): newton's
-    (gradient, hessian), one-output squared error's (w, w y; its w y^2 is no part of a gain), two classes' gini
-    (w_0, w_1). Returns ``(pair, gini, first_slot, second_slot, regularization)``: the slots of the pair's
-    ``a`` and ``b``, and newton's ``(l2, l1)`` (the others': none)."""
-    kind = base_criterion(criterion)
-    one_output = criterion_outputs(criterion) == 1
-    pair = (
-        (kind == NEWTON and n_slots == 3) or (kind == SQUARED_ERROR and one_output)
-        or (kind == GINI and one_output and n_slots == 3)
-    )
-    first_slot, second_slot = (1, 0) if kind == SQUARED_ERROR else (0, 1)
-    return pair, kind == GINI, first_slot, second_slot, regularization if kind == NEWTON else (0.0, 0.0)
-
-
-@njit(cache=True, inline="always")
-def _unconstrained(monotonic, lower, upper):
-    """Whether a (node, feature) has no monotonic constraint and no value bounds."""
-    return monotonic == 0 and lower == -math.inf and upper == math.inf
 
 
 @njit(cache=True)
@@ -321,13 +306,17 @@ def _best_pair_threshold(
     compare both). ``left_sums`` (4, n_bins) int64 and ``bin_gains`` (2, n_bins) float64: scratch.
     """
     count_slot = feature_hist.shape[1] - 1
+    inv_first, inv_second = inv_scales[first_slot], inv_scales[second_slot]
+    total_first, total_second = node_totals[first_slot], node_totals[second_slot]
+    total_count = node_totals[count_slot]
+    cost = _pair_cost(gini, total_first * inv_first, total_second * inv_second, regularization)
     missing_first, missing_second = feature_hist[missing_bin, first_slot], feature_hist[missing_bin, second_slot]
     missing_count = feature_hist[missing_bin, count_slot]
     left_first, left_second, left_count, candidate_bin = left_sums[0], left_sums[1], left_sums[2], left_sums[3]
     # Only a candidate with min_samples_leaf rows on each side (the missing rows on either) can win; the left
     # count grows with the bin, so the others are skipped and the scan ends past the last one (as
     # HistGradientBoosting's splitter does): a deep node's scan costs its few candidates, not its span.
-    lowest_count, highest_count = min_samples_leaf - missing_count, node_totals[count_slot] - min_samples_leaf
+    lowest_count, highest_count = min_samples_leaf - missing_count, total_count - min_samples_leaf
     first, second, count = 0, 0, 0
     # Unsigned indices: numba leaves out the negative-index wraparound.
     n_candidates = np.uint64(0)
@@ -340,87 +329,6 @@ def _best_pair_threshold(
         left_first[n_candidates], left_second[n_candidates], left_count[n_candidates] = first, second, count
         candidate_bin[n_candidates] = bin_idx
         n_candidates += np.uint64((feature_hist[bin_idx, count_slot] != 0) & (count >= lowest_count))
-    return _best_pair_candidate(
-        n_candidates, node_totals, missing_first, missing_second, missing_count, gini, first_slot, second_slot,
-        inv_scales, regularization, min_samples_leaf, min_weight_leaf, left_sums, bin_gains,
-    )
-
-
-@njit(cache=True, error_model="numpy")
-def _best_pair_threshold_of_rows(
-    feature_bins, node_slots, node_stats, n_rows, order, node_totals, missing_bin, gini, first_slot, second_slot,
-    inv_scales, regularization, min_samples_leaf, min_weight_leaf, left_sums, bin_gains,
-):
-    """``_best_pair_threshold`` of a node's few gathered rows (``_gather_node_rows``), without a histogram.
-
-    The rows in bin order (an insertion sort of keys into ``order`` (n_rows,) int64), then the left sums at each
-    distinct non-missing bin: the occupied bins of the histogram ``_add_feature_rows`` would build, with the
-    same integer sums, so the same candidates, gains and choice. For a node of a few rows this is cheaper than
-    adding its rows to a histogram, compacting it and clearing it.
-    """
-    count_slot = node_totals.shape[0] - 1
-    # Sort keys ``bin * SORTED_MAX_ROWS + row``: the rows in bin order, without an indirection per comparison.
-    for k in range(n_rows):
-        key, position = np.int64(feature_bins[k]) * SORTED_MAX_ROWS + k, k
-        while position > 0 and order[position - 1] > key:
-            order[position] = order[position - 1]
-            position -= 1
-        order[position] = key
-    # Missing values have the highest bin: the last rows in order.
-    missing_first, missing_second, missing_count = 0, 0, 0
-    n_known = n_rows
-    while n_known > 0 and order[n_known - 1] // SORTED_MAX_ROWS == missing_bin:
-        n_known -= 1
-        k = order[n_known] % SORTED_MAX_ROWS
-        missing_first += _row_slot_stat(node_slots, node_stats, k, first_slot)
-        missing_second += _row_slot_stat(node_slots, node_stats, k, second_slot)
-        missing_count += 1
-    left_first, left_second, left_count, candidate_bin = left_sums[0], left_sums[1], left_sums[2], left_sums[3]
-    lowest_count, highest_count = min_samples_leaf - missing_count, node_totals[count_slot] - min_samples_leaf
-    first, second, count = 0, 0, 0
-    n_candidates, position = np.uint64(0), 0
-    while position < n_known:
-        bin_idx = order[position] // SORTED_MAX_ROWS
-        while position < n_known and order[position] // SORTED_MAX_ROWS == bin_idx:
-            k = order[position] % SORTED_MAX_ROWS
-            first += _row_slot_stat(node_slots, node_stats, k, first_slot)
-            second += _row_slot_stat(node_slots, node_stats, k, second_slot)
-            count += 1
-            position += 1
-        if count > highest_count:
-            break
-        if count >= lowest_count:
-            left_first[n_candidates], left_second[n_candidates], left_count[n_candidates] = first, second, count
-            candidate_bin[n_candidates] = bin_idx
-            n_candidates += np.uint64(1)
-    return _best_pair_candidate(
-        n_candidates, node_totals, missing_first, missing_second, missing_count, gini, first_slot, second_slot,
-        inv_scales, regularization, min_samples_leaf, min_weight_leaf, left_sums, bin_gains,
-    )
-
-
-@njit(cache=True, inline="always")
-def _row_slot_stat(node_slots, node_stats, k, slot):
-    """What gathered row ``k`` adds to histogram slot ``slot`` (``_add_feature_rows``' layout: its statistics
-    from its first slot on)."""
-    stat_idx = slot - node_slots[k]
-    return node_stats[k, stat_idx] if 0 <= stat_idx < node_stats.shape[1] else 0
-
-
-@njit(cache=True, error_model="numpy")
-def _best_pair_candidate(
-    n_candidates, node_totals, missing_first, missing_second, missing_count, gini, first_slot, second_slot,
-    inv_scales, regularization, min_samples_leaf, min_weight_leaf, left_sums, bin_gains,
-):
-    """The best of ``n_candidates`` candidates of a pair scan: their left sums and bins are the first columns of
-    ``left_sums`` (``_best_pair_threshold``); every gain (missing right, then, where the node has missing rows,
-    left), then the first candidate of the largest. Returns ``(gain, bin, missing_left)``."""
-    count_slot = node_totals.shape[0] - 1
-    inv_first, inv_second = inv_scales[first_slot], inv_scales[second_slot]
-    total_first, total_second = node_totals[first_slot], node_totals[second_slot]
-    total_count = node_totals[count_slot]
-    cost = _pair_cost(gini, total_first * inv_first, total_second * inv_second, regularization)
-    left_first, left_second, left_count, candidate_bin = left_sums[0], left_sums[1], left_sums[2], left_sums[3]
     gains, gains_missing_left = bin_gains[0], bin_gains[1]
     best_gain = -math.inf
     for candidate in range(n_candidates):
@@ -660,7 +568,6 @@ def _search_row_nodes(
         borrowed(category_bits), borrowed(out_left_totals), borrowed(out_category_bitset)
     )
     random_thresholds = threshold_draws.shape[0] > 0
-    pair, gini, first_slot, second_slot, pair_regularization = _pair_criterion(criterion, n_slots, regularization)
     n_row_nodes = row_nodes.shape[0]
     n_stats, n_bins = row_stats.shape[1], missing_bin + 1
     n_blocks = min(n_row_nodes, max_blocks)
@@ -669,8 +576,7 @@ def _search_row_nodes(
     # nodes' gathered rows: room for its largest node at its own offset.
     feature_hists = np.zeros((n_blocks, n_bins, n_slots), dtype=np.int64)
     compact_hists = np.empty((n_blocks, n_bins, n_slots), dtype=np.int64)
-    # (Also the row order of ``_best_pair_threshold_of_rows``.)
-    occupied_bins = np.empty((n_blocks, max(n_bins, SORTED_MAX_ROWS)), dtype=np.int64)
+    occupied_bins = np.empty((n_blocks, n_bins), dtype=np.int64)
     row_offsets = np.zeros(n_blocks + 1, dtype=np.int64)
     for block in range(n_blocks):
         for node in row_nodes[block * n_row_nodes // n_blocks:(block + 1) * n_row_nodes // n_blocks]:
@@ -699,27 +605,15 @@ def _search_row_nodes(
                 X_binned, sample_indices, node_start[node], node_stop[node], sample_counts[node_tree[node]],
                 node_tree[node] * stats_stride, row_slot, row_stats, node_bins, node_slots, node_stats,
             )
-            # A pair criterion's best threshold of a few rows, from the rows in order (no random thresholds).
-            few_rows = pair and not random_thresholds and n_rows <= SORTED_MAX_ROWS
             for feature_idx in range(n_features):
                 best_gain, best_bin, best_missing_left = -math.inf, NO_SPLIT, False
-                monotonic, lower, upper = split_constraint(monotonic_cst, value_bounds, node, feature_idx)
-                from_sorted_rows = (
-                    few_rows and category_position(categorical_features, feature_idx) < 0
-                    and _unconstrained(monotonic, lower, upper)
-                )
-                if feature_mask[node, feature_idx] and from_sorted_rows:
-                    best_gain, best_bin, best_missing_left = _best_pair_threshold_of_rows(
-                        node_bins[feature_idx], node_slots, node_stats, n_rows, occupied, totals[node], missing_bin,
-                        gini, first_slot, second_slot, inv_scales, pair_regularization, min_samples_leaf,
-                        min_weight_leaf[node], left_sums, bin_gains,
-                    )
-                elif feature_mask[node, feature_idx]:
+                if feature_mask[node, feature_idx]:
                     low_bin, bins_used = _add_feature_rows(
                         feature_hist, node_bins[feature_idx], node_slots, node_stats, n_rows, missing_bin,
                     )
                     draw = threshold_draws[node, feature_idx] if random_thresholds else -1.0
                     position = category_position(categorical_features, feature_idx)
+                    monotonic, lower, upper = split_constraint(monotonic_cst, value_bounds, node, feature_idx)
                     if position >= 0:
                         best_gain, best_bin, best_missing_left = _best_category_split(
                             feature_hist, totals[node], low_bin, bins_used, missing_bin, draw, criterion,
@@ -754,19 +648,20 @@ def _search_row_nodes(
             )
             if best_feature == NO_SPLIT:
                 continue
-            if position < 0:
-                out_missing_left[node], out_next_bin[node] = _finish_split_from_rows(
-                    node_bins[best_feature], node_slots, node_stats, n_rows, out_bin[node], missing_bin,
-                    missing_left[node, best_feature], totals[node], out_left_totals[node], left_with_missing,
-                )
-                continue
             _, bins_used = _add_feature_rows(
                 feature_hist, node_bins[best_feature], node_slots, node_stats, n_rows, missing_bin,
             )
-            out_missing_left[node] = finish_category_split(
-                feature_hist, category_bits[node, position], bins_used, missing_bin,
-                missing_left[node, best_feature], totals[node], out_left_totals[node], out_category_bitset[node],
-            )
+            if position >= 0:
+                out_missing_left[node] = finish_category_split(
+                    feature_hist, category_bits[node, position], bins_used, missing_bin,
+                    missing_left[node, best_feature], totals[node], out_left_totals[node],
+                    out_category_bitset[node],
+                )
+            else:
+                out_missing_left[node], out_next_bin[node] = finish_split_from_histogram(
+                    feature_hist, out_bin[node], bins_used, missing_bin, missing_left[node, best_feature],
+                    totals[node], out_left_totals[node],
+                )
             _clear_feature_rows(feature_hist, node_bins[best_feature], n_rows)
 
 
@@ -874,31 +769,6 @@ def _add_rows_for(n_stats):
 
 
 _add_rows_1, _add_rows_2, _add_rows_3, _add_rows_any = (_add_rows_for(n_stats) for n_stats in (1, 2, 3, 0))
-
-
-@njit(cache=True)
-def _finish_split_from_rows(
-    feature_bins, node_slots, node_stats, n_rows, best_bin, missing_bin, chosen_missing_left, totals, left_totals,
-    missing,
-):
-    """``common.finish_split_from_histogram`` of a node's gathered rows (``_gather_node_rows``) and its chosen
-    numeric feature's bins ``feature_bins``: the left totals (the rows up to ``best_bin``), the lowest bin above
-    it that holds rows (``NO_SPLIT``: none) and the missing values' direction (``common.resolve_missing_left``,
-    from their totals, summed into ``missing`` (n_slots,)). Returns ``(missing_left, next_bin)``."""
-    count_slot = totals.shape[0] - 1
-    left_totals[:] = 0
-    missing[:] = 0
-    next_bin = np.int64(NO_SPLIT)
-    for k in range(n_rows):
-        bin_idx = np.int64(feature_bins[k])
-        if bin_idx == missing_bin or bin_idx <= best_bin:
-            side = missing if bin_idx == missing_bin else left_totals
-            for stat_idx in range(node_stats.shape[1]):
-                side[node_slots[k] + stat_idx] += node_stats[k, stat_idx]
-            side[count_slot] += 1
-        elif next_bin == NO_SPLIT or bin_idx < next_bin:
-            next_bin = bin_idx
-    return resolve_missing_left(chosen_missing_left, missing, left_totals, totals), next_bin
 
 
 @njit(cache=True)
