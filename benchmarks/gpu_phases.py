@@ -71,6 +71,8 @@ class PhaseTimer:
 
         for method in ("binned_rows", "free_memory_bytes"):
             setattr(CUDABackend, method, self._timed_method(getattr(CUDABackend, method), "other backend"))
+        # The depth-wise levels on the device (kernels/cuda/growth.py): their kernels by name, one phase.
+        CUDABackend.grow_levels = self._timed_method(CUDABackend.grow_levels, "levels on the device")
         if not config.ENABLE_CUDASIM:  # the simulator runs kernels in Python: nothing to time
             self._install_kernel_timers()
 

@@ -193,6 +193,7 @@ class Backend:
     shares_host_memory = False
     # Whether ``grow_levels`` grows a batch's remaining levels in one call, and ``grow_best_first`` its trees.
     grows_levels = False
+    grows_best_first = False
 
     def __init__(self, name, xp, kernels):
         self.name = name
@@ -202,6 +203,25 @@ class Backend:
     def free_memory_bytes(self):
         """Memory this backend may still allocate."""
         return host_free_memory_bytes()
+
+    def grows_levels_for(self, n_bins, n_slots, categorical):
+        """Whether ``grow_levels`` grows trees of ``n_bins`` bins and ``n_slots`` statistics, with categorical
+        features or not."""
+        return self.grows_levels
+
+    def level_loop_bytes(self):
+        """Most bytes of the two histogram buffers of ``grow_levels``."""
+        return LEVEL_LOOP_BYTES
+
+    def _search_arrays(self, bin_mapper, stats, is_categorical, random_thresholds):
+        """The ``search`` tuple of ``grow_levels`` (``kernels.cpu.growth``'s), host arrays."""
+        n_features = bin_mapper.n_thresholds_.shape[0]
+        bin_values = bin_mapper.bin_values() if random_thresholds else np.empty((n_features, 0))
+        return (
+            _categorical_features(is_categorical), bin_values, bin_mapper.n_bins_non_missing_,
+            bin_mapper.missing_bin, stats.criterion, stats.inv_scales, stats.regularization,
+            *split_constraints(None, None, (0, n_features)),
+        )
 
     @contextlib.contextmanager
     def counting(self):
@@ -567,9 +587,13 @@ def split_constraints(monotonic_cst, value_bounds, mask_shape):
     return np.asarray(monotonic_cst, dtype=np.int64), np.ascontiguousarray(value_bounds, dtype=np.float64)
 
 
+# The CPU's ``grow_levels`` takes over once two levels' histograms fit in this many bytes: below, a level's
+# host work costs more than its rows.
+LEVEL_LOOP_BYTES = 16 * 1024 * 1024
+
 KERNEL_STAGES = (
     "binning", "sampling", "histogram", "splitting", "partitioning", "leaf_values", "predict", "gradients", "multiway",
-    "contributions",
+    "contributions", "growth",
 )
 
 
@@ -587,6 +611,7 @@ class CPUBackend(Backend):
 
     shares_host_memory = True
     grows_levels = True
+    grows_best_first = True
 
     def __init__(self):
         super().__init__("cpu", np, _kernel_modules("cpu"))
@@ -608,13 +633,14 @@ class CPUBackend(Backend):
 
     def grow_levels(
         self, rows, nodes, scratch, hist_buffers, bin_mapper, stats, is_categorical, rules, features, n_values,
-        next_node_idx,
+        next_node_idx, workspace=None,
     ):
         """Depth-wise growth of ``nodes`` and all their descendants in one call (``kernels.cpu.growth.grow_levels``,
         whose ``nodes``, ``rules``, ``features`` and ``hist_buffers`` these are).
 
         ``scratch``: working memory of the shape of ``rows.sample_indices``; ``features[-1]``: random
-        thresholds. Returns the packed records of the grown nodes and splits.
+        thresholds; ``workspace``: the fit's (the CUDA backend keeps its level buffers there). Returns the
+        packed records of the grown nodes and splits.
         """
         n_threads = get_num_threads()
         return grow_levels(
@@ -637,16 +663,9 @@ class CPUBackend(Backend):
             next_node_idx,
         )
 
-    @staticmethod
-    def _growth_arrays(rows, scratch, bin_mapper, stats, is_categorical, random_thresholds):
+    def _growth_arrays(self, rows, scratch, bin_mapper, stats, is_categorical, random_thresholds):
         """The ``rows`` and ``search`` tuples of ``kernels.cpu.growth``."""
-        n_features = rows.X_binned.shape[1]
-        bin_values = bin_mapper.bin_values() if random_thresholds else np.empty((n_features, 0))
-        search = (
-            _categorical_features(is_categorical), bin_values, bin_mapper.n_bins_non_missing_,
-            bin_mapper.missing_bin, stats.criterion, stats.inv_scales, stats.regularization,
-            *split_constraints(None, None, (0, n_features)),
-        )
+        search = self._search_arrays(bin_mapper, stats, is_categorical, random_thresholds)
         constant_hessian = None if rows.constant_hessian is None else np.int64(rows.constant_hessian)
         row_arrays = (
             rows.X_binned, rows.histogram_bins, rows.sample_indices, scratch, rows.sample_counts,
@@ -658,17 +677,23 @@ class CPUBackend(Backend):
 
 @contextlib.contextmanager
 def python_levels():
-    """Every CPU level through the grower's own loop (``CPUBackend.grows_levels`` off), as the first levels of a
-    fit too large for the compiled one go: the warm-ups fit both ways, to take both loops' kernels."""
-    grows_levels, CPUBackend.grows_levels = CPUBackend.grows_levels, False
+    """Every level through the grower's own loop (``grows_levels`` off on both backends), as the first levels of
+    a fit too large for the backend's loop go: the warm-ups fit both ways, to take both loops' kernels."""
+    backends = (CPUBackend, CUDABackend)
+    previous = [backend.grows_levels for backend in backends]
+    for backend in backends:
+        backend.grows_levels = False
     try:
         yield
     finally:
-        CPUBackend.grows_levels = grows_levels
+        for backend, grows_levels in zip(backends, previous):
+            backend.grows_levels = grows_levels
 
 
 class CUDABackend(Backend):
     """numba.cuda kernels over CuPy arrays (numpy arrays under numba's CUDA simulator)."""
+
+    grows_levels = True
 
     def __init__(self):
         from numba import config
@@ -714,6 +739,29 @@ class CUDABackend(Backend):
         buffer = self.xp.empty(layout.n_bytes, dtype=np.uint8)
         launch(layout.views(buffer))
         return layout.views(self.to_host(buffer))
+
+    def grows_levels_for(self, n_bins, n_slots, categorical):
+        """The device's levels (``kernels.cuda.growth``): numeric features, and a phase-1 work histogram in
+        shared memory."""
+        splitting = self.kernels.splitting
+        return (
+            self.grows_levels and not categorical and splitting.work_in_shared(splitting.scan_threads(n_bins), n_slots)
+        )
+
+    def level_loop_bytes(self):
+        """Half the device's free memory."""
+        return 0.5 * self.free_memory_bytes()
+
+    def grow_levels(
+        self, rows, nodes, scratch, hist_buffers, bin_mapper, stats, is_categorical, rules, features, n_values,
+        next_node_idx, workspace=None,
+    ):
+        """``CPUBackend.grow_levels`` on the device, a level's bookkeeping there (``kernels.cuda.growth``)."""
+        return self.kernels.growth.grow_levels(
+            self, rows, nodes, scratch, hist_buffers,
+            self._search_arrays(bin_mapper, stats, is_categorical, features[-1]), rules, features, n_values,
+            CATEGORY_WORDS, next_node_idx, {} if workspace is None else workspace,
+        )
 
     def free_memory_bytes(self):
         if isinstance(self.xp, SimulatedDevice):

@@ -192,8 +192,8 @@ def main():
                 ours, theirs, X_train, y_train, X_test, y_test
             )
             print(
-                f"{name:<22}{model:<10}{metric:<10}{our_score:>11.4f}{their_score:>11.4f}{our_seconds:>9.3f}"
-                f"{their_seconds:>10.3f}{their_seconds / our_seconds:>9.1f}x"
+                f"{name:<22}{model:<10}{metric:<10}{our_score:>11.4f}{their_score:>11.4f}{our_seconds:>9.3g}"
+                f"{their_seconds:>10.3g}{their_seconds / our_seconds:>9.2f}x"
             )
             comparisons.append({
                 "task": f"{name} {model}", "n_samples": X_train.shape[0], "n_features": X_train.shape[1],

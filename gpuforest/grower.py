@@ -342,17 +342,20 @@ class TreeGrower:
 
     def _grows_in_backend(self, nodes):
         """Whether ``nodes`` and their descendants grow in one ``Backend.grow_levels`` call: the backend's loop
-        (``_backend_grows``), and two levels' histograms in ``SMALL_LEVEL_BYTES``."""
+        (``_backend_grows``), and two levels' histograms in ``Backend.level_loop_bytes``."""
         hist_bytes = self.n_features * self.n_bins * self.stats.n_slots * 8
-        return self._backend_grows() and 2 * self._hist_capacity(nodes) * hist_bytes <= SMALL_LEVEL_BYTES
+        return (
+            self._backend_grows()
+            and 2 * self._hist_capacity(nodes) * hist_bytes <= self.backend.level_loop_bytes()
+        )
 
     def _backend_grows(self):
         """Whether the backend's compiled loops may grow these trees: a backend that has them, a grower of
         binary splits, and no constraints (monotonic bounds, interaction groups)."""
         params = self.params
         return (
-            self.backend.grows_levels and self.binary_splits and params.monotonic_cst is None
-            and params.interaction_groups is None
+            self.binary_splits and params.monotonic_cst is None and params.interaction_groups is None
+            and self.backend.grows_levels_for(self.n_bins, self.stats.n_slots, bool(self.is_categorical.any()))
         )
 
     def _growth_arguments(self):
@@ -378,7 +381,7 @@ class TreeGrower:
         self.recorder.add_packed(*self.backend.grow_levels(
             self.rows, (nodes.tree, nodes.node_idx, nodes.depth, nodes.start, nodes.stop, nodes.totals), scratch,
             hist_buffers, self.bin_mapper, self.stats, self.is_categorical, rules, features, self.n_values,
-            self.recorder.next_node_idx,
+            self.recorder.next_node_idx, workspace=self.workspace,
         ))
 
     def row_leaves(self, tree_idx):
@@ -615,6 +618,8 @@ class TreeGrower:
         largest level has grown.
         """
         shape = (n_hist, self.n_features, self.n_bins, self.stats.n_slots)
+        # The rows written here are not zeroed after: the device's levels zero the buffers again.
+        self.workspace.pop("clean_histograms", None)
         return self._workspace_array(f"level_histograms_{self.level_buffer}", shape, np.int64)
 
     def _workspace_array(self, key, shape, dtype):
@@ -726,7 +731,7 @@ class _BestFirst:
 
     def grow(self):
         grower = self.grower
-        if grower._backend_grows():
+        if grower._backend_grows() and grower.backend.grows_best_first:
             self._grow_in_backend()
             return
         table = self.table

@@ -89,11 +89,11 @@ def simulator_launch_sizes(request, monkeypatch):
 
     if not config.ENABLE_CUDASIM or request.node.get_closest_marker("real_launch_sizes"):
         return
-    from gpuforest.kernels.cuda import histogram, launch, splitting
+    from gpuforest.kernels.cuda import growth, histogram, launch, splitting
 
     for module, name in (
         (histogram, "THREADS"), (histogram, "SUBTRACT_THREADS"), (launch, "BLOCK_SIZE"), (splitting, "PICK_THREADS"),
-        (splitting, "FINISH_ROWS_THREADS"),
+        (splitting, "FINISH_ROWS_THREADS"), (growth, "PLAN_THREADS"), (growth, "DERIVE_THREADS"),
     ):
         monkeypatch.setattr(module, name, SIMULATOR_BLOCK_THREADS)
 

@@ -220,7 +220,6 @@ def test_a_boosting_level_costs_the_same_at_every_depth_and_round():
 
 
 @pytest.mark.quality
-@pytest.mark.xfail(strict=True, reason="issue #13 Deliver 1: the node bookkeeping is not on the device yet")
 def test_a_level_fits_the_budget_of_issue_13():
     """At most 8 launches, no copy to the device and at most one copy back per level."""
     launches, host_to_device, device_to_host = forest_per_level(2)[-1]

@@ -100,6 +100,8 @@ def test_a_device_chunks_feature_subset_histograms_by_its_own_size(monkeypatch):
     model = RandomForestClassifier(n_estimators=1, max_depth=4, max_features=3, max_bins=16, random_state=0)
     reference = clone(model).set_params(device="cpu").fit(X, y)
     histogram_bytes = N_FEATURES * 16 * 3 * 8
+    # The grower's own levels (the device's: test_kernels_cuda_growth.py).
+    monkeypatch.setattr(CUDABackend, "grows_levels", False)
     monkeypatch.setattr("gpuforest.grower.SMALL_LEVEL_BYTES", 0)
     monkeypatch.setattr("gpuforest.grower.SUBSET_CHUNK_BYTES", histogram_bytes)
     monkeypatch.setattr("gpuforest.grower.DEVICE_SUBSET_CHUNK_BYTES", 3 * histogram_bytes)
@@ -201,6 +203,8 @@ def test_feature_subsets_on_cuda_grow_the_row_path_tree(estimator, monkeypatch):
     model = estimator(max_features="sqrt", max_bins=16, random_state=2, device="cuda")
     reference = tree_from_rows_only(model, X, y, monkeypatch)
     builds = recorded_calls(monkeypatch, CUDABackend, "build_histograms")
+    # The grower's own levels (the device's: test_kernels_cuda_growth.py).
+    monkeypatch.setattr(CUDABackend, "grows_levels", False)
     tree = clone(model).fit(X, y).tree_
     assert_same_tree(tree, reference)
     assert builds and all((feature_mask.sum(axis=1) == 2).all() for *_, feature_mask in builds)
@@ -388,6 +392,8 @@ def test_tree_features_grow_the_same_trees_on_cuda(max_features, monkeypatch):
     y = (np.nan_to_num(X[:, 0]) + np.nan_to_num(X[:, 2]) > 0).astype(int) + (X[:, 3] > 0.5)
     allowed = np.array([[1, 0, 1, 1], [1, 1, 0, 1]], dtype=bool)
     subtractions = recorded_calls(monkeypatch, CUDABackend, "subtract_histograms")
+    # The grower's own levels (the device's: test_kernels_cuda_growth.py).
+    monkeypatch.setattr(CUDABackend, "grows_levels", False)
     trees = {}
     for backend in (CPUBackend(), get_backend("cuda")):
         tree_grower, _, _ = make_grower(

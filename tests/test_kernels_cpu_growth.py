@@ -4,7 +4,7 @@ The reference is the same fit with ``CPUBackend.grows_levels`` off, where every 
 ``TreeGrower._evaluate`` and ``_split``, and every best-first step through ``grower._BestFirst`` (the loops
 the CUDA backend runs): the trees must be equal array by array, node numbering included. The level loop
 takes over at the roots of a small fit, and after a few Python levels when the first levels' histograms are
-too large (``grower.SMALL_LEVEL_BYTES`` lowered here); best-first growth is compiled from the roots.
+too large (``backend.LEVEL_LOOP_BYTES`` lowered here); best-first growth is compiled from the roots.
 """
 
 import numpy as np
@@ -106,7 +106,7 @@ def test_the_loop_takes_over_below_histograms_too_large(task, model, monkeypatch
     X, y = data(task, 3000, seed=1)
     # Histograms of two levels of 2 x 3000 / min_rows_histogram nodes exceed this: the first levels go through
     # Python, and the loop takes over at a level of several nodes.
-    monkeypatch.setattr("gpuforest.grower.SMALL_LEVEL_BYTES", 8 * 256 * 4 * 8 * 12)
+    monkeypatch.setattr("gpuforest.backend.LEVEL_LOOP_BYTES", 8 * 256 * 4 * 8 * 12)
     levels = grown_in_backend(monkeypatch)
     assert_same_models(model, X, y, monkeypatch)
     assert levels and max(levels) > 1

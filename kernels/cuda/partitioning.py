@@ -18,7 +18,11 @@ partition do):
    ``start + n_left``, both in their original order.
 4. ``copy_back``: each block copies its tile of ``scratch`` to ``sample_indices``.
 
-Nodes must not overlap (as on the CPU).
+Nodes must not overlap (as on the CPU). The device levels of ``growth`` launch
+``count_left`` and ``scatter`` over every node of a level with ``node_splits``
+(0 or 1 per node; empty: all split): a node that does not split counts no left
+rows and ``scatter`` copies its rows as they are, so that ``scratch`` holds
+every node's rows and the next level reads it (no ``copy_back``).
 """
 
 import functools
@@ -69,6 +73,12 @@ def _row_goes_left(categorical_splits):
     return row_goes_left
 
 
+@cuda.jit(device=True, inline="always")
+def splits_at(node_splits, node):
+    """Whether ``node`` splits: ``node_splits[node]`` (0 or 1), every node when ``node_splits`` is empty."""
+    return node_splits.shape[0] == 0 or node_splits[node] != 0
+
+
 @functools.lru_cache(maxsize=None)
 def _partition_kernels(threads, categorical_splits):
     """``(count_left, scatter, copy_back)``, each ``(python_function, kernel)``, for blocks of ``threads``;
@@ -77,12 +87,16 @@ def _partition_kernels(threads, categorical_splits):
 
     def count_left_kernel(
         X_binned, sample_indices, node_start, node_stop, split_feature, split_bin, split_missing_left,
-        missing_bin, split_categorical, split_category_bitset, offsets, tile_rows, tile_left,
+        missing_bin, split_categorical, split_category_bitset, node_splits, offsets, tile_rows, tile_left,
     ):
         tile = cuda.blockIdx.x
         if tile >= offsets[node_start.shape[0]]:
             return
         node, first, last = _tile_rows(offsets, tile_rows, node_start, node_stop, tile)
+        if not splits_at(node_splits, node):
+            if cuda.threadIdx.x == 0:
+                tile_left[tile] = 0
+            return
         feature_idx = split_feature[node]
         threshold_bin = split_bin[node]
         missing_left = split_missing_left[node]
@@ -102,7 +116,8 @@ def _partition_kernels(threads, categorical_splits):
 
     def scatter_kernel(
         X_binned, sample_indices, scratch, node_start, node_stop, n_left, split_feature, split_bin,
-        split_missing_left, missing_bin, split_categorical, split_category_bitset, offsets, tile_rows, tile_left,
+        split_missing_left, missing_bin, split_categorical, split_category_bitset, node_splits, offsets, tile_rows,
+        tile_left,
     ):
         scan = cuda.shared.array(threads, numba.int32)
         tid = cuda.threadIdx.x
@@ -110,6 +125,11 @@ def _partition_kernels(threads, categorical_splits):
         if tile >= offsets[node_start.shape[0]]:
             return
         node, first, last = _tile_rows(offsets, tile_rows, node_start, node_stop, tile)
+        if not splits_at(node_splits, node):
+            # Its rows stay in order: copied, so that scratch holds every node's rows.
+            for position in range(first + tid, last, threads):
+                scratch[position] = sample_indices[position]
+            return
         earlier_left = 0
         for earlier in range(offsets[node] + tid, tile, threads):
             earlier_left += tile_left[earlier]
@@ -179,11 +199,13 @@ def apply_splits(
     if split_categorical is None:  # the numeric kernels ignore them; a GPU launch takes no None
         split_categorical, split_category_bitset = split_missing_left, _no_category_bitsets(xp)
     split = (split_feature, split_bin, split_missing_left, missing_bin, split_categorical, split_category_bitset)
+    every_node = _every_node_splits(xp)
     count_left[n_blocks, threads](
-        X_binned, sample_indices, node_start, node_stop, *split, offsets, tile_rows, tile_left
+        X_binned, sample_indices, node_start, node_stop, *split, every_node, offsets, tile_rows, tile_left
     )
     scatter[n_blocks, threads](
-        X_binned, sample_indices, scratch, node_start, node_stop, n_left, *split, offsets, tile_rows, tile_left
+        X_binned, sample_indices, scratch, node_start, node_stop, n_left, *split, every_node, offsets, tile_rows,
+        tile_left,
     )
     copy_back[n_blocks, threads](sample_indices, scratch, node_start, node_stop, offsets, tile_rows)
 
@@ -191,6 +213,12 @@ def apply_splits(
 @functools.cache
 def _no_category_bitsets(xp):
     return xp.zeros((1, 1), dtype=np.uint32)
+
+
+@functools.cache
+def _every_node_splits(xp):
+    """The partition kernels' ``node_splits`` of no entries: every node splits."""
+    return xp.zeros(0, dtype=np.int64)
 
 
 def ptx_specializations():
@@ -203,8 +231,9 @@ def ptx_specializations():
     specs = []
     for categorical_splits, suffix in ((False, ""), (True, "_categorical")):
         argument_types = (
-            (X_binned, int32_1d, int64_1d, int64_1d, *split, int64_1d, int64_1d, int32_1d),
-            (X_binned, int32_1d, int32_1d, int64_1d, int64_1d, int64_1d, *split, int64_1d, int64_1d, int32_1d),
+            (X_binned, int32_1d, int64_1d, int64_1d, *split, int64_1d, int64_1d, int64_1d, int32_1d),
+            (X_binned, int32_1d, int32_1d, int64_1d, int64_1d, int64_1d, *split, int64_1d, int64_1d, int64_1d,
+             int32_1d),
             (int32_1d, int32_1d, int64_1d, int64_1d, int64_1d, int64_1d),
         )
         names = ("count_left", "scatter") if categorical_splits else ("count_left", "scatter", "copy_back")

@@ -539,9 +539,43 @@ def _scan_histograms_kernel(
 
 
 @functools.lru_cache(maxsize=None)
+def pick_from_histogram(has_categorical):
+    """Phase 2 of the histogram path for one node, a device function (one thread); ``has_categorical``: some
+    features are categorical (without, the categorical code is left out: 48 registers, not 63, on sm_80)."""
+
+    @cuda.jit(device=True)
+    def pick_node(
+        hist, hist_row, node, totals, categorical_features, n_bins_non_missing, missing_bin, gains, bins, missing_left,
+        category_bits, out_gain, out_feature, out_bin, out_missing_left, out_left_totals, out_next_bin,
+        out_categorical, out_category_bitset,
+    ):
+        best_feature, categorical_idx = record_best_feature(
+            gains, bins, node, categorical_features, out_gain, out_feature, out_bin, out_missing_left,
+            out_left_totals, out_next_bin, out_categorical, out_category_bitset,
+        )
+        if best_feature == NO_SPLIT:
+            return
+        feature_hist = hist[hist_row, best_feature]
+        if has_categorical and categorical_idx >= 0:
+            out_missing_left[node] = finish_category_split(
+                feature_hist, category_bits[node, categorical_idx], n_bins_non_missing[best_feature],
+                missing_bin, missing_left[node, best_feature], totals[node], out_left_totals[node],
+                out_category_bitset[node],
+            )
+        else:
+            out_missing_left[node], out_next_bin[node] = finish_split_from_histogram(
+                feature_hist, out_bin[node], n_bins_non_missing[best_feature], missing_bin,
+                missing_left[node, best_feature], totals[node], out_left_totals[node],
+            )
+
+    return pick_node
+
+
+@functools.lru_cache(maxsize=None)
 def _pick_from_histograms_kernel(has_categorical):
-    """Phase 2 of the histogram path, ``(python_function, kernel)``; ``has_categorical``: some features are
-    categorical (without, the categorical code is left out: 48 registers, not 63, on sm_80)."""
+    """Phase 2 of the histogram path, ``(python_function, kernel)``: a thread per node
+    (``pick_from_histogram``)."""
+    pick_node = pick_from_histogram(has_categorical)
 
     def pick_from_histograms_kernel(
         hist, hist_rows, totals, categorical_features, n_bins_non_missing, missing_bin, gains, bins, missing_left,
@@ -549,24 +583,11 @@ def _pick_from_histograms_kernel(has_categorical):
         out_categorical, out_category_bitset,
     ):
         for node in range(cuda.grid(1), hist_rows.shape[0], cuda.gridsize(1)):
-            best_feature, categorical_idx = record_best_feature(
-                gains, bins, node, categorical_features, out_gain, out_feature, out_bin, out_missing_left,
-                out_left_totals, out_next_bin, out_categorical, out_category_bitset,
+            pick_node(
+                hist, hist_rows[node], node, totals, categorical_features, n_bins_non_missing, missing_bin, gains,
+                bins, missing_left, category_bits, out_gain, out_feature, out_bin, out_missing_left, out_left_totals,
+                out_next_bin, out_categorical, out_category_bitset,
             )
-            if best_feature == NO_SPLIT:
-                continue
-            feature_hist = hist[hist_rows[node], best_feature]
-            if has_categorical and categorical_idx >= 0:
-                out_missing_left[node] = finish_category_split(
-                    feature_hist, category_bits[node, categorical_idx], n_bins_non_missing[best_feature],
-                    missing_bin, missing_left[node, best_feature], totals[node], out_left_totals[node],
-                    out_category_bitset[node],
-                )
-            else:
-                out_missing_left[node], out_next_bin[node] = finish_split_from_histogram(
-                    feature_hist, out_bin[node], n_bins_non_missing[best_feature], missing_bin,
-                    missing_left[node, best_feature], totals[node], out_left_totals[node],
-                )
 
     return pick_from_histograms_kernel, jit_kernel(pick_from_histograms_kernel)
 
@@ -773,14 +794,16 @@ def _scan_rows_kernel(
 
 
 @functools.lru_cache(maxsize=None)
-def _finish_rows_kernel(n_slots, threads, has_categorical):
-    """Phase 2 of the row path: the chosen feature's left and missing sums from the rows; ``has_categorical``
-    as in ``_pick_from_histograms_kernel`` (56 registers with it, 47 without, on sm_80)."""
+def finish_from_rows(n_slots, threads, has_categorical):
+    """Phase 2 of the row path for one node, a device function the whole block of ``threads`` calls: the chosen
+    feature's left and missing sums from the rows, each thread's in local arrays, the block's in shared ones.
+    ``has_categorical`` as in ``pick_from_histogram``."""
 
-    def finish_rows_kernel(
-        X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride,
-        totals, categorical_features, missing_bin, gains, bins, missing_left, category_bits, out_gain, out_feature,
-        out_bin, out_missing_left, out_left_totals, out_next_bin, out_categorical, out_category_bitset,
+    @cuda.jit(device=True)
+    def finish_node(
+        node, X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats,
+        stats_stride, totals, categorical_features, missing_bin, gains, bins, missing_left, category_bits, out_gain,
+        out_feature, out_bin, out_missing_left, out_left_totals, out_next_bin, out_categorical, out_category_bitset,
     ):
         block_left = cuda.shared.array(n_slots, types.int64)
         block_missing = cuda.shared.array(n_slots, types.int64)
@@ -788,73 +811,94 @@ def _finish_rows_kernel(n_slots, threads, has_categorical):
         own_left = cuda.local.array(n_slots, types.int64)
         own_missing = cuda.local.array(n_slots, types.int64)
         tid = cuda.threadIdx.x
-        for node in range(cuda.blockIdx.x, node_start.shape[0], cuda.gridDim.x):
-            # Every thread gets the same answer; no need to share it.
-            best_feature, best_gain = pick_best_feature(gains, bins, node)
-            categorical_idx = -1
-            if has_categorical and best_feature != NO_SPLIT:
-                categorical_idx = category_position(categorical_features, best_feature)
-            if tid < n_slots:
-                block_left[tid] = 0
-                block_missing[tid] = 0
-            if tid == 0:
-                block_next_bin[0] = missing_bin
-            cuda.syncthreads()
-            if best_feature != NO_SPLIT:
-                best_bin = bins[node, best_feature]
-                counts = sample_counts[node_tree[node]]
-                stats_base = node_tree[node] * stats_stride
-                for slot in range(n_slots):
-                    own_left[slot] = 0
-                    own_missing[slot] = 0
-                own_next_bin = missing_bin
-                for position in range(node_start[node] + tid, node_stop[node], threads):
-                    row = sample_indices[position]
-                    bin_idx = X_binned[row, best_feature]
-                    if bin_idx == missing_bin:
-                        accumulate_row(own_missing, stats_base + row, counts[row], row_slot, row_stats)
-                        continue
-                    if categorical_idx >= 0:
-                        left = has_category(category_bits[node, categorical_idx, 0], bin_idx)
-                    else:
-                        left = bin_idx <= best_bin
-                    if left:
-                        accumulate_row(own_left, stats_base + row, counts[row], row_slot, row_stats)
-                    elif categorical_idx < 0:
-                        own_next_bin = min(own_next_bin, bin_idx)
-                for slot in range(n_slots):
-                    if own_left[slot] != 0:
-                        cuda.atomic.add(block_left, slot, own_left[slot])
-                    if own_missing[slot] != 0:
-                        cuda.atomic.add(block_missing, slot, own_missing[slot])
-                if own_next_bin != missing_bin:
-                    cuda.atomic.min(block_next_bin, 0, own_next_bin)
-            cuda.syncthreads()
-            if tid == 0:
-                out_feature[node] = best_feature
-                out_gain[node] = best_gain
-                out_next_bin[node] = NO_SPLIT
-                out_categorical[node] = categorical_idx >= 0
-                for word in range(out_category_bitset.shape[1]):
-                    out_category_bitset[node, word] = 0
-                if best_feature == NO_SPLIT:
-                    for slot in range(n_slots):
-                        out_left_totals[node, slot] = 0
-                    out_bin[node] = NO_SPLIT
-                    out_missing_left[node] = False
+        # Every thread gets the same answer; no need to share it.
+        best_feature, best_gain = pick_best_feature(gains, bins, node)
+        categorical_idx = -1
+        if has_categorical and best_feature != NO_SPLIT:
+            categorical_idx = category_position(categorical_features, best_feature)
+        if tid < n_slots:
+            block_left[tid] = 0
+            block_missing[tid] = 0
+        if tid == 0:
+            block_next_bin[0] = missing_bin
+        cuda.syncthreads()
+        if best_feature != NO_SPLIT:
+            best_bin = bins[node, best_feature]
+            counts = sample_counts[node_tree[node]]
+            stats_base = node_tree[node] * stats_stride
+            for slot in range(n_slots):
+                own_left[slot] = 0
+                own_missing[slot] = 0
+            own_next_bin = missing_bin
+            for position in range(node_start[node] + tid, node_stop[node], threads):
+                row = sample_indices[position]
+                bin_idx = X_binned[row, best_feature]
+                if bin_idx == missing_bin:
+                    accumulate_row(own_missing, stats_base + row, counts[row], row_slot, row_stats)
+                    continue
+                if categorical_idx >= 0:
+                    left = has_category(category_bits[node, categorical_idx, 0], bin_idx)
                 else:
-                    out_bin[node] = NO_SPLIT if categorical_idx >= 0 else bins[node, best_feature]
-                    for slot in range(n_slots):
-                        out_left_totals[node, slot] = block_left[slot]
-                    if block_next_bin[0] != missing_bin:
-                        out_next_bin[node] = block_next_bin[0]
-                    out_missing_left[node] = resolve_missing_left(
-                        missing_left[node, best_feature], block_missing, out_left_totals[node], totals[node]
+                    left = bin_idx <= best_bin
+                if left:
+                    accumulate_row(own_left, stats_base + row, counts[row], row_slot, row_stats)
+                elif categorical_idx < 0:
+                    own_next_bin = min(own_next_bin, bin_idx)
+            for slot in range(n_slots):
+                if own_left[slot] != 0:
+                    cuda.atomic.add(block_left, slot, own_left[slot])
+                if own_missing[slot] != 0:
+                    cuda.atomic.add(block_missing, slot, own_missing[slot])
+            if own_next_bin != missing_bin:
+                cuda.atomic.min(block_next_bin, 0, own_next_bin)
+        cuda.syncthreads()
+        if tid == 0:
+            out_feature[node] = best_feature
+            out_gain[node] = best_gain
+            out_next_bin[node] = NO_SPLIT
+            out_categorical[node] = categorical_idx >= 0
+            for word in range(out_category_bitset.shape[1]):
+                out_category_bitset[node, word] = 0
+            if best_feature == NO_SPLIT:
+                for slot in range(n_slots):
+                    out_left_totals[node, slot] = 0
+                out_bin[node] = NO_SPLIT
+                out_missing_left[node] = False
+            else:
+                out_bin[node] = NO_SPLIT if categorical_idx >= 0 else bins[node, best_feature]
+                for slot in range(n_slots):
+                    out_left_totals[node, slot] = block_left[slot]
+                if block_next_bin[0] != missing_bin:
+                    out_next_bin[node] = block_next_bin[0]
+                out_missing_left[node] = resolve_missing_left(
+                    missing_left[node, best_feature], block_missing, out_left_totals[node], totals[node]
+                )
+                if categorical_idx >= 0:
+                    category_bitset(
+                        category_bits[node, categorical_idx], out_missing_left[node], out_category_bitset[node]
                     )
-                    if categorical_idx >= 0:
-                        category_bitset(
-                            category_bits[node, categorical_idx], out_missing_left[node], out_category_bitset[node]
-                        )
+
+    return finish_node
+
+
+@functools.lru_cache(maxsize=None)
+def _finish_rows_kernel(n_slots, threads, has_categorical):
+    """Phase 2 of the row path: a block per node (``finish_from_rows``); ``has_categorical`` as in
+    ``pick_from_histogram`` (56 registers with it, 47 without, on sm_80)."""
+    finish_node = finish_from_rows(n_slots, threads, has_categorical)
+
+    def finish_rows_kernel(
+        X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats, stats_stride,
+        totals, categorical_features, missing_bin, gains, bins, missing_left, category_bits, out_gain, out_feature,
+        out_bin, out_missing_left, out_left_totals, out_next_bin, out_categorical, out_category_bitset,
+    ):
+        for node in range(cuda.blockIdx.x, node_start.shape[0], cuda.gridDim.x):
+            finish_node(
+                node, X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats,
+                stats_stride, totals, categorical_features, missing_bin, gains, bins, missing_left, category_bits,
+                out_gain, out_feature, out_bin, out_missing_left, out_left_totals, out_next_bin, out_categorical,
+                out_category_bitset,
+            )
             # The shared sums are read before the next node clears them.
             cuda.syncthreads()
 

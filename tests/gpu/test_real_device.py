@@ -290,3 +290,14 @@ def test_gpu_large_magnitude_and_sparse_inputs_bin_like_the_cpu():
         for device in ("cuda", "cpu")
     )
     np.testing.assert_array_equal(gpu.predict_proba(X_sparse), cpu.predict_proba(X_sparse))
+
+
+def test_a_gpu_level_fits_the_budget_of_issue_13():
+    """On a real device as under the simulator (tests/test_backend.py): a forest level of the device's levels
+    (kernels/cuda/growth.py) is at most 8 launches, nothing sent and one copy back, for 2 trees as for 8."""
+    from test_backend import forest_per_level
+
+    two, eight = forest_per_level(2), forest_per_level(8)
+    np.testing.assert_array_equal(two, eight)
+    launches, host_to_device, device_to_host = two[-1]
+    assert launches <= 8 and host_to_device == 0 and device_to_host <= 1
