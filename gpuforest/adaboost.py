@@ -44,7 +44,7 @@ from .decision_tree import (
     validate_fit_data,
     validate_predict_data,
 )
-from .fitting import BinnedTraining, fit_bin_mapper, random_seed
+from .fitting import BinnedTraining, fit_bin_mapper, random_seed, validate_params
 from .margins import AdaBoostMargins
 from .model_io import ModelFileMixin
 from .progress import progress_bar
@@ -224,7 +224,7 @@ class AdaBoostClassifier(AdaBoostMargins, _WeightBoosting, _SklearnAdaBoostClass
 
         ``sample_weight`` (n_samples,) gives the initial row weights (default: uniform).
         """
-        self._validate_params()
+        validate_params(self)
         X, y, sample_weight = validate_fit_data(self, X, y, sample_weight)
         self.classes_, y_encoded = encode_classes(y)
         self.n_classes_ = self.classes_.shape[0]
@@ -380,7 +380,7 @@ class AdaBoostRegressor(_WeightBoosting, _SklearnAdaBoostRegressor):
 
         ``sample_weight`` (n_samples,) gives the initial row weights (default: uniform).
         """
-        self._validate_params()
+        validate_params(self)
         X, y, sample_weight = validate_fit_data(self, X, y, sample_weight)
         y = np.asarray(y, dtype=np.float64)
         self._validate_estimator()

@@ -24,6 +24,7 @@ from .categorical import CATEGORICAL_FEATURES_CONSTRAINT, encode_fit_input, reco
 from .decision_tree import (
     TREE_PARAMETER_CONSTRAINTS, DecisionTreeClassifier, DecisionTreeRegressor, validate_predict_data, x_dtype,
 )
+from .fitting import validate_params
 from .forest import RandomForestClassifier, RandomForestRegressor
 from .model_io import ModelFileMixin
 from .voting import VOTING_STRATEGIES, combine_votes, predict_from_votes, resolve_reject_label
@@ -88,7 +89,7 @@ class _BatchedTreeBagging(ModelFileMixin):
             self.device_ = members_device(self.estimators_, self.device)
             self._after_loop_fit(X, y)
             return self
-        self._validate_params()
+        validate_params(self)
         X, frame_categories = encode_fit_input(self, X)
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=x_dtype(X), ensure_all_finite="allow-nan")
         record_categories(self, X, frame_categories, self._get_estimator().max_bins)

@@ -32,7 +32,7 @@ from .categorical import CATEGORICAL_FEATURES_CONSTRAINT
 from .constraints import check_interaction_cst, check_monotonic_cst
 from .contributions import ContributionsMixin
 from .decision_tree import MAX_DEPTH_UNLIMITED, AllowNaNMixin, encode_classes, validate_fit_data, validate_predict_data
-from .fitting import BinnedTraining, fit_bin_mapper, random_seed, refit_bin_mapper
+from .fitting import BinnedTraining, fit_bin_mapper, random_seed, refit_bin_mapper, validate_params
 from .grower import GrowthParams, feature_count, tree_feature_subsets
 from .kernels.common import PURPOSE_SUBSAMPLE
 from .model_io import ModelFileMixin
@@ -623,7 +623,7 @@ default="squared_error"
     def fit(self, X, y, sample_weight=None, eval_set=None):
         """Boost on ``X`` (n_samples, n_features) and ``y``; ``eval_set=(X_val, y_val[, w_val])`` or XGBoost's list
         of such pairs, each scored every round, the last deciding early stopping."""
-        self._validate_params()
+        validate_params(self)
         X, y, sample_weight = validate_fit_data(self, X, y, sample_weight)
         self._loss = self._make_loss()
         self._fit(X, self._encode_target(y), sample_weight, eval_set)
@@ -685,7 +685,7 @@ class GradientBoostingClassifier(ClassifierMixin, BaseGradientBoosting):
 
     def fit(self, X, y, sample_weight=None, eval_set=None):
         """Boost on ``X`` (n_samples, n_features) and labels ``y``; ``eval_set`` as the regressor's."""
-        self._validate_params()
+        validate_params(self)
         X, y, sample_weight = validate_fit_data(self, X, y, sample_weight)
         self.classes_, _ = encode_classes(y)
         self.n_classes_ = self.classes_.shape[0]

@@ -50,7 +50,7 @@ from . import boosting, decision_tree, forest
 from .backend import CPUBackend, RowData
 from .binning import BinMapper
 from .decision_tree import encode_classes, growth_params, validate_fit_data, x_dtype
-from .fitting import random_seed
+from .fitting import random_seed, validate_params
 from .grower import TreeGrower
 from .kernels.common import FROM_ROWS, PURPOSE_BINNING, bootstrap_row, category_goes_left, goes_left
 from .kernels.cpu.sampling import uniform_per_row
@@ -614,7 +614,7 @@ class _DaskEstimator(BaseEstimator):
         """Grow on the cluster: ``X`` a dask array (n_samples, n_features) or dataframe, ``y`` and
         ``sample_weight`` dask arrays (or series) partitioned as X's rows."""
         local = self._local()
-        local._validate_params()
+        validate_params(local)
         refuse_local_only_options(local)
         client = get_client(self.client)
         data = TrainingData(client, X, y, sample_weight, self.timeout)

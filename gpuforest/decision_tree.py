@@ -31,7 +31,7 @@ from .categorical import (
 )
 from .c45 import C45TreeGrower
 from .constraints import check_monotonic_cst
-from .fitting import BinnedTraining, fit_bin_mapper, random_seed
+from .fitting import BinnedTraining, fit_bin_mapper, random_seed, validate_params
 from .grower import GrowthParams, TreeGrower
 from .model_io import ModelFileMixin
 from .importance import IMPORTANCE_TYPE_CONSTRAINT, ImportanceTypeMixin
@@ -502,7 +502,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseDecisionTree):
         ``eval_set=(X_val, y_val[, sample_weight_val])``: the validation data of
         ``pruning="reduced_error" | "validation"`` instead of a split of ``X``.
         """
-        self._validate_params()
+        validate_params(self)
         if self.algorithm == "c45" and (self.splitter != "best" or self.use_surrogates):
             raise ValueError(
                 "algorithm='c45' chooses its thresholds and shares missing values among the branches: it needs "
@@ -600,7 +600,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseDecisionTree):
     def fit(self, X, y, sample_weight=None, eval_set=None):
         """Grow the tree on ``X`` (n_samples, n_features) and real targets ``y`` (n_samples,) or (n_samples,
         n_outputs); ``eval_set`` as the classifier's."""
-        self._validate_params()
+        validate_params(self)
         X, y, sample_weight = validate_fit_data(self, X, y, sample_weight, multi_output=True)
         y = np.asarray(split_outputs(self, y), dtype=np.float64)
         if self.criterion == "poisson":

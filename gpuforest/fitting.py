@@ -9,10 +9,11 @@ the rows, their draw counts, the statistics and the growth parameters differ.
 """
 
 import functools
-from numbers import Integral
+from numbers import Integral, Number
 
 import numpy as np
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import validate_parameter_constraints
 
 from .binning import BinMapper
 from .grower import TreeGrower
@@ -31,6 +32,35 @@ def random_seed(random_state):
 @functools.lru_cache(maxsize=256)
 def _integer_seed(random_state):
     return random_seed(np.random.RandomState(random_state))
+
+
+# Parameter values found valid, per estimator class (``validate_params``); cleared when it holds this many.
+VALID_PARAMS_KEPT = 256
+_valid_params = set()
+
+
+def validate_params(estimator):
+    """``estimator._validate_params()``: its parameters checked against its ``_parameter_constraints`` (scikit-learn's
+    checks and messages). Values that all are None, numbers or strings are remembered once valid, for the
+    estimator's class: a fit with the same values skips the checks, which cost 0.1 ms (about 8% of a tree's fit on
+    diabetes) with the tree's twenty parameters. Other values (arrays, dicts, ``RandomState``) are checked at
+    every fit."""
+    cls = type(estimator)
+    params = {name: getattr(estimator, name) for name in _param_names(cls)}
+    key = (cls, *((name, type(value), value) for name, value in params.items()))
+    remembered = all(value is None or isinstance(value, (Number, str)) for value in params.values())
+    if remembered and key in _valid_params:
+        return
+    validate_parameter_constraints(estimator._parameter_constraints, params, caller_name=cls.__name__)
+    if remembered:
+        if len(_valid_params) >= VALID_PARAMS_KEPT:
+            _valid_params.clear()
+        _valid_params.add(key)
+
+
+@functools.cache
+def _param_names(cls):
+    return cls._get_param_names()
 
 
 def fit_bin_mapper(estimator, X, seed):

@@ -43,7 +43,7 @@ from .decision_tree import (
     validate_predict_data,
 )
 from .devices import release_free_host_memory
-from .fitting import BinnedTraining, fit_bin_mapper, random_seed, refit_bin_mapper
+from .fitting import BinnedTraining, fit_bin_mapper, random_seed, refit_bin_mapper, validate_params
 from .model_io import ModelFileMixin
 from .margins import ForestMargins
 from .importance import IMPORTANCE_TYPE_CONSTRAINT, ImportanceTypeMixin
@@ -159,7 +159,7 @@ class BaseForest(
         tree's out-of-bag rows (``bootstrap=True``) or a ``validation_fraction``
         split of ``X`` left out of every tree (``bootstrap=False``).
         """
-        self._validate_params()
+        validate_params(self)
         check_pruning_params(self)
         X, y, sample_weight = validate_fit_data(self, X, y, sample_weight, multi_output=True)
         y = split_outputs(self, y, warn_column=True)

@@ -6,10 +6,12 @@ import pytest
 from sklearn.tree import DecisionTreeClassifier as SklearnDecisionTreeClassifier
 from sklearn.utils import check_random_state
 
-from gpuforest import statistics
+from sklearn.utils._param_validation import InvalidParameterError
+
+from gpuforest import DecisionTreeClassifier, RandomForestClassifier, fitting, statistics
 from gpuforest.backend import CPUBackend, CUDABackend
 from gpuforest.binning import BinMapper
-from gpuforest.fitting import BinnedTraining, random_seed
+from gpuforest.fitting import BinnedTraining, random_seed, validate_params
 from gpuforest.grower import GrowthParams
 
 PARAMS = GrowthParams(
@@ -116,3 +118,34 @@ def test_random_seed_is_scikit_learns_draw_for_every_kind_of_random_state():
     assert drawn == int(np.random.randint(int32_max))
     with pytest.raises(ValueError):
         random_seed(-1)
+
+
+def test_validate_params_checks_each_set_of_scalar_values_once(monkeypatch):
+    """scikit-learn's checks run for values not seen valid before (another value, or the same number of another
+    type, which its constraints tell apart), and for every fit with a value that is not a plain scalar."""
+    checked = []
+    original = fitting.validate_parameter_constraints
+
+    def counting(constraints, params, caller_name):
+        checked.append(caller_name)
+        return original(constraints, params, caller_name)
+
+    monkeypatch.setattr(fitting, "validate_parameter_constraints", counting)
+    monkeypatch.setattr(fitting, "_valid_params", set())
+    tree = DecisionTreeClassifier(max_depth=3, random_state=0)
+    for _ in range(3):
+        validate_params(tree)
+    assert checked == ["DecisionTreeClassifier"]
+    validate_params(tree.set_params(max_depth=4))
+    validate_params(RandomForestClassifier(max_depth=3))
+    assert len(checked) == 3
+    validate_params(tree.set_params(min_samples_split=2))  # the default: these values were seen
+    assert len(checked) == 3
+    for _ in range(2):
+        with pytest.raises(InvalidParameterError, match="min_samples_split"):
+            validate_params(tree.set_params(min_samples_split=2.0))  # 2 as a number, a fraction above 1 as a float
+    assert len(checked) == 5
+    tree.set_params(min_samples_split=2, class_weight={0: 1.0, 1: 2.0})
+    validate_params(tree)
+    validate_params(tree)
+    assert len(checked) == 7
