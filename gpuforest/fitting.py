@@ -42,9 +42,9 @@ _valid_params = set()
 def validate_params(estimator):
     """``estimator._validate_params()``: its parameters checked against its ``_parameter_constraints`` (scikit-learn's
     checks and messages). Values that all are None, numbers or strings are remembered once valid, for the
-    estimator's class: a fit with the same values skips the checks, which cost 0.1 ms (about 8% of a tree's fit on
-    diabetes) with the tree's twenty parameters. Other values (arrays, dicts, ``RandomState``) are checked at
-    every fit."""
+    estimator's class: a fit with the same values skips the checks, which cost 60-110 us with a tree's twenty
+    parameters (5 us remembered; a tree's fit on diabetes takes 1.3-1.5 ms). Other values (arrays, dicts,
+    ``RandomState``) are checked at every fit."""
     cls = type(estimator)
     params = {name: getattr(estimator, name) for name in _param_names(cls)}
     key = (cls, *((name, type(value), value) for name, value in params.items()))
