@@ -8,7 +8,10 @@ level and loops over no nodes or trees. A level is eight launches:
 1. ``histogram.build_histograms`` of the nodes the plan chose, into their rows
    of the level's buffer (zeroed);
 2. ``derive_and_clear``: the larger children's histograms, parent minus built
-   sibling, and the parents' buffer cleared for the level after next;
+   sibling, and the parents' buffer cleared for the level after next; when
+   nodes draw their features (``max_features``), nothing is derived and
+   ``draw_features`` goes first instead: a block per node draws its features
+   (``sampling.feature_rank``), and the grid clears the parents' buffer;
 3-4. ``splitting``'s phase-1 scans over every (node, feature), from the
    histograms and from the rows (small nodes), each path under its own mask;
 5. ``finish_splits``: a block per searched node, its best feature and left
@@ -16,7 +19,7 @@ level and loops over no nodes or trees. A level is eight launches:
 6. ``split_and_plan`` (one block): the allowed splits
    (``level.allowed_splits``), the children numbered and laid out, the split
    records and the partition's tiles; then the children's values, stopping
-   rules (``level.stopping_rules``), feature and threshold draws, histogram plan
+   rules (``level.stopping_rules``), threshold draws, histogram plan
    (``level.histogram_plan``: the smaller child built, the larger derived when
    the parent's histogram is kept) with its chunk table, and their records;
 7-8. ``partitioning``'s ``count_left`` and ``scatter`` over every node, from one
@@ -36,10 +39,7 @@ import functools
 import numpy as np
 from numba import cuda, types
 
-from ..common import (
-    FROM_ROWS, NO_SPLIT, PURPOSE_FEATURES, PURPOSE_THRESHOLD, criterion_outputs, hash_uniform,
-    node_values_at,
-)
+from ..common import FROM_ROWS, NO_SPLIT, PURPOSE_THRESHOLD, criterion_outputs, hash_uniform, node_values_at
 from ...level import EPSILON
 from ..cpu.growth import NODE_COLUMNS, SPLIT_COLUMNS
 from . import histogram, jit_kernel, splitting
@@ -47,6 +47,7 @@ from .histogram import (
     MAX_FEATURES_PER_BLOCK, _build_histograms_kernel, block_threads, features_per_block, inclusive_scan, rows_per_chunk,
 )
 from .partitioning import ROWS_PER_THREAD, _partition_kernels
+from .sampling import FEATURE_BLOCK_SIZES, feature_block, feature_rank
 from .splitting import _scan_histograms_kernel, _scan_rows_kernel, finish_from_rows, pick_from_histogram, scan_threads
 
 # Rows of a level's node table (int64, (NODE_FIELDS, capacity + 1)): a node's place, its histogram row (or
@@ -99,6 +100,50 @@ def _write_child(nxt, child, sibling, tree, node_idx, depth, start, stop, parent
     nxt[SIBLING, child] = sibling
 
 
+@cuda.jit(device=True)
+def _write_path_masks(masks, node, searched, from_hist, first_feature, step):
+    """The node's evaluated features (``MASK``) as the mask of the path that searches it, none for the other."""
+    for feature_idx in range(first_feature, masks.shape[2], step):
+        evaluated = searched and masks[MASK, node, feature_idx]
+        masks[MASK_HIST, node, feature_idx] = evaluated and from_hist
+        masks[MASK_ROWS, node, feature_idx] = evaluated and not from_hist
+
+
+@functools.lru_cache(maxsize=None)
+def _draw_features_kernel(block):
+    """``draw_features`` for blocks of ``block`` threads: ``(python_function, kernel)``."""
+    rank_of = feature_rank(block)
+
+    def draw_features_kernel(cur, seed, first_tree, allowed_features, n_node_features, masks, parent_hist,
+                             n_parent_rows):
+        """A block per node: the ``n_node_features`` of its tree's allowed features of lowest priority
+        (``sampling.feature_masks``' draw, over the allowed positions) when it is searched, none else, and its
+        path masks; the grid also zeroes the parents' histogram rows (nothing is derived from them)."""
+        chunk = cuda.shared.array(block, types.float64)
+        row_size = parent_hist.shape[1]
+        for k in range(cuda.grid(1), n_parent_rows * row_size, cuda.gridsize(1)):
+            parent_hist[k // row_size, k % row_size] = 0
+        node = cuda.blockIdx.x
+        tid = cuda.threadIdx.x
+        tree = cur[TREE, node]
+        searched = (cur[FLAGS, node] & SPLITTABLE) != 0
+        for feature_idx in range(tid, masks.shape[2], block):
+            masks[MASK, node, feature_idx] = False
+        cuda.syncthreads()
+        if searched:  # the same branch for the whole block
+            n_allowed = allowed_features.shape[1]
+            stream = ((tree + first_tree) << 32) + cur[NODE_IDX, node]
+            for first in range(0, n_allowed, block):
+                position = first + tid
+                rank = rank_of(seed, stream, n_allowed, position, chunk)
+                if position < n_allowed:
+                    masks[MASK, node, allowed_features[tree, position]] = rank < n_node_features
+        cuda.syncthreads()
+        _write_path_masks(masks, node, searched, cur[HIST_ROW, node] >= 0, tid, block)
+
+    return draw_features_kernel, jit_kernel(draw_features_kernel)
+
+
 @functools.lru_cache(maxsize=None)
 def _split_and_plan_kernel(threads):
     """``split_and_plan`` for one block of ``threads``: ``(python_function, kernel)``."""
@@ -108,7 +153,7 @@ def _split_and_plan_kernel(threads):
         next_bin, category_bitset, seg_cur, seg_next, next_node_idx, min_weight_leaf, kernel_weight_outputs,
         root_weight, max_depth, min_samples_split, min_samples_leaf, stops_when_pure, min_rows_histogram,
         min_impurity_decrease, min_split_gain, criterion, inv_scales, regularization, seed, first_tree,
-        allowed_features, n_node_features, draws_features, random_thresholds, masks, min_weight, draws, derive,
+        allowed_features, draws_features, random_thresholds, masks, min_weight, draws, derive,
         parent_task, n_parent_hist, build_offsets, build_chunk_rows, min_chunk_rows, part_offsets, part_tile_rows,
         tile_rows, header, split_records, split_bitsets, node_records, node_values, node_impurity, node_weight,
     ):
@@ -207,24 +252,15 @@ def _split_and_plan_kernel(threads):
         cuda.syncthreads()
         for node in range(tid, n_next, threads):
             tree = nxt[TREE, node]
-            splittable = (nxt[FLAGS, node] & SPLITTABLE) != 0
-            stream = ((tree + first_tree) << 32) + nxt[NODE_IDX, node]
-            for feature_idx in range(n_features):
-                masks[MASK, node, feature_idx] = False
-                if random_thresholds:
+            if random_thresholds:
+                stream = ((tree + first_tree) << 32) + nxt[NODE_IDX, node]
+                for feature_idx in range(n_features):
                     draws[node, feature_idx] = hash_uniform(seed, PURPOSE_THRESHOLD, stream, feature_idx)
-            for position in range(n_allowed):
-                drawn = True
-                if draws_features:
-                    # The n_node_features lowest priorities (ties: lower position), as sampling.feature_masks.
-                    mine = hash_uniform(seed, PURPOSE_FEATURES, stream, position)
-                    rank = 0
-                    for other in range(n_allowed):
-                        priority = hash_uniform(seed, PURPOSE_FEATURES, stream, other)
-                        if priority < mine or (priority == mine and other < position):
-                            rank += 1
-                    drawn = splittable and rank < n_node_features
-                masks[MASK, node, allowed_features[tree, position]] = drawn
+            if not draws_features:  # else draw_features draws them, a block per node, at the next level's start
+                for feature_idx in range(n_features):
+                    masks[MASK, node, feature_idx] = False
+                for position in range(n_allowed):
+                    masks[MASK, node, allowed_features[tree, position]] = True
         cuda.syncthreads()
         # The histogram plan: a pair's larger child derived when its parent's histogram is kept and it needs one
         # (its smaller sibling then built), else each node that needs one built.
@@ -268,10 +304,8 @@ def _split_and_plan_kernel(threads):
             from_hist = nxt[HIST_ROW, node] >= 0
             if searched and not from_hist:
                 cuda.atomic.add(header, N_FROM_ROWS, 1)
-            for feature_idx in range(n_features):
-                evaluated = searched and masks[MASK, node, feature_idx]
-                masks[MASK_HIST, node, feature_idx] = evaluated and from_hist
-                masks[MASK_ROWS, node, feature_idx] = evaluated and not from_hist
+            if not draws_features:
+                _write_path_masks(masks, node, searched, from_hist, 0, 1)
         if tid == 0:
             build_chunk_rows[0] = min_chunk_rows
             header[N_HIST] = n_build + n_derive
@@ -447,6 +481,7 @@ def grow_levels(backend, rows, nodes, scratch, hist_buffers, search, rules, feat
     seed, first_tree, allowed_features, n_node_features, draws_features, random_thresholds = features
     n_trees, n_roots = next_node_idx.shape[0], tree.shape[0]
     n_hist_rows, n_features, n_bins, n_slots = hist_buffers[0].shape
+    hist_row_size = n_features * n_bins * n_slots
     n_entries = rows.sample_indices.shape[0]
     _clean(workspace, hist_buffers)
 
@@ -458,9 +493,10 @@ def grow_levels(backend, rows, nodes, scratch, hist_buffers, search, rules, feat
     hist_threads = scan_threads(n_bins)
     padded_bin_values = np.zeros((n_features, hist_threads if random_thresholds else 0))
     padded_bin_values[:, :bin_values.shape[1]] = bin_values
-    (table, root_totals, seg_start, min_weight_leaf, root_weight, allowed_features, categorical_features, bin_values,
-     padded_bin_values, n_bins_non_missing, inv_scales, monotonic_cst, value_bounds) = backend.to_device_many(
-        table, np.ascontiguousarray(totals[order]), seg_start, min_weight_leaf, root_weight,
+    (table, root_totals, seg_start, device_next_node_idx, min_weight_leaf, root_weight, allowed_features,
+     categorical_features, bin_values, padded_bin_values, n_bins_non_missing, inv_scales, monotonic_cst,
+     value_bounds) = backend.to_device_many(
+        table, np.ascontiguousarray(totals[order]), seg_start, next_node_idx, min_weight_leaf, root_weight,
         np.ascontiguousarray(allowed_features), categorical_features, np.ascontiguousarray(bin_values),
         padded_bin_values, n_bins_non_missing, inv_scales, monotonic_cst, value_bounds,
     )
@@ -469,7 +505,6 @@ def grow_levels(backend, rows, nodes, scratch, hist_buffers, search, rules, feat
     buffers.tables[0, :, :n_roots] = table
     buffers.totals[0, :n_roots] = root_totals
     buffers.seg_start[0] = seg_start
-    device_next_node_idx = backend.to_device(next_node_idx)
     source, target = rows.sample_indices, scratch
     target[...] = source  # every row in both buffers: each level moves only its nodes' rows
 
@@ -485,11 +520,13 @@ def grow_levels(backend, rows, nodes, scratch, hist_buffers, search, rules, feat
     scan_rows = _scan_rows_kernel(rows_threads, n_slots, True, 0, False, False, multi_output)[1]
     finish = _finish_splits_kernel(n_slots, finish_threads)[1]
     plan = _split_and_plan_kernel(plan_threads)[1]
+    draw_threads = feature_block(allowed_features.shape[1])
+    draw_features = _draw_features_kernel(draw_threads)[1]
     plan_rules = (
         min_weight_leaf, float(kernel_weight_outputs), root_weight, int(max_depth), int(min_samples_split),
         int(min_samples_leaf), bool(stops_when_pure), int(min_rows_histogram), float(min_impurity_decrease),
         float(min_split_gain), criterion, inv_scales, regularization, int(seed), int(first_tree),
-        allowed_features, int(n_node_features), bool(draws_features), bool(random_thresholds),
+        allowed_features, bool(draws_features), bool(random_thresholds),
     )
 
     def launch_plan(parity, n_cur, n_next_roots, n_parent_hist, tile_rows):
@@ -528,17 +565,22 @@ def grow_levels(backend, rows, nodes, scratch, hist_buffers, search, rules, feat
         level = (cur[START, :n_cur], cur[STOP, :n_cur], cur[TREE, :n_cur])
         level_totals = buffers.totals[parity, :n_cur]
         draws = buffers.draws[:n_cur].reshape(-1)
+        if draws_features:
+            draw_features[n_cur, draw_threads](
+                cur, int(seed), int(first_tree), allowed_features, int(n_node_features), buffers.masks,
+                parent_hist.reshape(n_hist_rows, hist_row_size), n_hist_parent,
+            )
         if header[N_BUILD] > 0:
             build[(n_cur + build_grid, n_groups), build_threads](
                 rows.histogram_bins, source, *level, buffers.masks[MASK, :n_cur], rows.sample_counts,
                 rows.row_slot, rows.row_stats, rows.stats_stride, hist, cur[HIST_ROW, :n_cur], buffers.build_offsets,
                 buffers.build_chunk_rows,
             )
-        if n_hist_parent > 0:
-            size = n_hist_parent * n_features * n_bins * n_slots
+        if n_hist_parent > 0 and not draws_features:
+            size = n_hist_parent * hist_row_size
             _derive_and_clear[min(-(-size // DERIVE_THREADS), MAX_DERIVE_BLOCKS), DERIVE_THREADS](
-                parent_hist.reshape(n_hist_rows, -1), n_hist_parent, buffers.parent_task, buffers.derive,
-                hist.reshape(n_hist_rows, -1),
+                parent_hist.reshape(n_hist_rows, hist_row_size), n_hist_parent, buffers.parent_task, buffers.derive,
+                hist.reshape(n_hist_rows, hist_row_size),
             )
         shared = (
             criterion, inv_scales, regularization, int(min_samples_leaf), buffers.min_weight[:n_cur], monotonic_cst,
@@ -622,8 +664,8 @@ def ptx_specializations():
         int64_2d, int64_2d, int64_2d, int64_2d, types.int64, types.int64, *outputs[:6], uint32_2d, int64_1d,
         int64_1d, int64_1d, float64_1d, types.float64, float64_1d, types.int64, types.int64, types.int64,
         types.boolean, types.int64, types.float64, types.float64, types.int64, float64_1d,
-        types.UniTuple(types.float64, 2), types.int64, types.int64, int64_2d, types.int64, types.boolean,
-        types.boolean, types.Array(types.boolean, 3, "C"), float64_1d, float64_2d, int64_2d, int64_1d, types.int64,
+        types.UniTuple(types.float64, 2), types.int64, types.int64, int64_2d, types.boolean, types.boolean,
+        types.Array(types.boolean, 3, "C"), float64_1d, float64_2d, int64_2d, int64_1d, types.int64,
         int64_1d, int64_1d, types.int64, int64_1d, int64_1d, types.int64, int64_1d, int64_2d, uint32_2d, int64_2d,
         float64_2d, float64_1d, float64_1d,
     )
@@ -634,7 +676,11 @@ def ptx_specializations():
         types.Array(types.uint32, 4, "C"), *outputs,
     )
     derive = (int64_2d, types.int64, int64_1d, int64_2d, int64_2d)
+    draw = (int64_2d, types.int64, types.int64, int64_2d, types.int64, types.Array(types.boolean, 3, "C"), int64_2d,
+            types.int64)
     specs = [
+        (f"draw_features_block{block}", _draw_features_kernel(block)[0], draw, block) for block in FEATURE_BLOCK_SIZES
+    ] + [
         ("split_and_plan_capped", _split_and_plan_kernel(PLAN_THREADS)[0], plan, PLAN_THREADS, PLAN_MAX_REGISTERS),
         ("derive_and_clear", _derive_and_clear_kernel, derive, DERIVE_THREADS),
     ]

@@ -42,36 +42,52 @@ def uniform_per_row(seed, purpose, stream, n_rows, out):
 
 
 @functools.lru_cache(maxsize=None)
+def feature_rank(block):
+    """Device function ``(seed, stream, n_features, feature_idx, chunk) -> rank`` for a block of ``block``
+    threads, which all call it: the rank of ``feature_idx`` (this thread's feature, possibly ``>= n_features``)
+    among the priorities ``U(seed, features, stream, f)`` (ties: lower feature first), the block hashing a
+    chunk of ``block`` of them at a time into the shared ``chunk``."""
+
+    @cuda.jit(device=True)
+    def rank_of(seed, stream, n_features, feature_idx, chunk):
+        tid = cuda.threadIdx.x
+        mine = 0.0
+        if feature_idx < n_features:
+            mine = hash_uniform(seed, PURPOSE_FEATURES, stream, feature_idx)
+        rank = 0
+        for other_first in range(0, n_features, block):
+            if other_first + tid < n_features:
+                chunk[tid] = hash_uniform(seed, PURPOSE_FEATURES, stream, other_first + tid)
+            cuda.syncthreads()
+            for k in range(min(block, n_features - other_first)):
+                priority = chunk[k]
+                if priority < mine or (priority == mine and other_first + k < feature_idx):
+                    rank += 1
+            cuda.syncthreads()
+        return rank
+
+    return rank_of
+
+
+@functools.lru_cache(maxsize=None)
 def _feature_masks_kernel(block):
     """The feature-mask kernel for ``block`` threads per block: ``(python_function, kernel)``."""
+    rank_of = feature_rank(block)
 
     def feature_masks_kernel(seed, node_tree, node_idx, n_features, max_features, out):
         chunk = cuda.shared.array(block, numba.float64)
-        tid = cuda.threadIdx.x
         for position in range(cuda.blockIdx.x, node_tree.shape[0], cuda.gridDim.x):
             stream = (node_tree[position] << 32) + node_idx[position]
             for first in range(0, n_features, block):
-                feature_idx = first + tid
-                mine = 0.0
-                if feature_idx < n_features:
-                    mine = hash_uniform(seed, PURPOSE_FEATURES, stream, feature_idx)
-                rank = 0
-                for other_first in range(0, n_features, block):
-                    if other_first + tid < n_features:
-                        chunk[tid] = hash_uniform(seed, PURPOSE_FEATURES, stream, other_first + tid)
-                    cuda.syncthreads()
-                    for k in range(min(block, n_features - other_first)):
-                        priority = chunk[k]
-                        if priority < mine or (priority == mine and other_first + k < feature_idx):
-                            rank += 1
-                    cuda.syncthreads()
+                feature_idx = first + cuda.threadIdx.x
+                rank = rank_of(seed, stream, n_features, feature_idx, chunk)
                 if feature_idx < n_features:
                     out[position, feature_idx] = rank < max_features
 
     return feature_masks_kernel, jit_kernel(feature_masks_kernel)
 
 
-def _feature_block(n_features):
+def feature_block(n_features):
     for block in FEATURE_BLOCK_SIZES:
         if n_features <= block:
             return block
@@ -87,7 +103,7 @@ def feature_masks(seed, node_tree, node_idx, n_features, max_features, out):
     n_nodes = node_tree.shape[0]
     if n_nodes == 0 or n_features <= 0:
         return
-    block = _feature_block(n_features)
+    block = feature_block(n_features)
     kernel = _feature_masks_kernel(block)[1]
     kernel[min(n_nodes, MAX_BLOCKS), block](seed, node_tree, node_idx, n_features, max_features, out)
 
