@@ -13,7 +13,7 @@ from sklearn.base import clone
 
 from gpuforest import (
     DecisionTreeClassifier, DecisionTreeRegressor, ExtraTreesRegressor, GradientBoostingClassifier,
-    GradientBoostingRegressor, RandomForestClassifier,
+    GradientBoostingRegressor, RandomForestClassifier, RandomForestRegressor,
 )
 from gpuforest.backend import CUDABackend
 from gpuforest.kernels.cuda import growth
@@ -22,13 +22,15 @@ from test_kernels_cpu_growth import TREE_ARRAYS, fitted_trees
 
 
 def data(task, n_samples=120, seed=0):
-    """Four rounded features with missing values; three classes, or a noisy sum."""
+    """Four rounded features with missing values; three classes, a noisy sum, or two outputs."""
     rng = np.random.default_rng(seed)
     X = np.round(rng.normal(size=(n_samples, 4)), 1)
     X[rng.random(X.shape) < 0.05] = np.nan
     signal = np.nan_to_num(X[:, 0]) + np.nan_to_num(X[:, 1]) + 0.5 * rng.normal(size=n_samples)
     if task == "classification":
         return X, (signal > 0).astype(int) + (np.nan_to_num(X[:, 2]) > 0.8)
+    if task == "two outputs":
+        return X, np.column_stack([signal, np.nan_to_num(X[:, 3]) * signal])
     return X, signal
 
 
@@ -69,6 +71,10 @@ MODELS = [
         n_estimators=2, max_depth=3, grow_policy="depthwise", max_bins=MAX_BINS, early_stopping=False,
         random_state=0,
     )),
+    ("two outputs", RandomForestRegressor(n_estimators=2, max_depth=4, max_bins=MAX_BINS, random_state=0)),
+    ("classification", DecisionTreeClassifier(
+        max_depth=5, min_impurity_decrease=0.01, class_weight="balanced", max_bins=MAX_BINS, random_state=0,
+    )),
 ]
 
 
@@ -82,7 +88,8 @@ def test_a_tree_grows_on_the_device_from_its_roots(monkeypatch):
 @pytest.mark.quality
 @pytest.mark.parametrize(("task", "model"), MODELS, ids=[type(model).__name__ for _, model in MODELS])
 def test_the_device_levels_grow_the_cpu_trees(task, model, monkeypatch):
-    """Node draws, bootstrap counts, random thresholds, subsampled rows and columns, several rounds."""
+    """Node draws, bootstrap counts, random thresholds, subsampled rows and columns, several rounds, two outputs,
+    a smallest impurity decrease and class weights."""
     sizes = grown_on_device(monkeypatch)
     reference = assert_same_models(model, *data(task))
     # Every tree from its root (a forest's batch of trees, or a round's tree per class, in one call).
