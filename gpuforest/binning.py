@@ -322,6 +322,12 @@ def _fit_numeric_features(sorted_X, is_categorical, max_thresholds, percentiles,
         distinct = distinct[:n_distinct]
         if n_distinct <= max_thresholds + 1:
             thresholds = (distinct[:-1] + distinct[1:]) / 2
+            if n_distinct > 0 and _one_value_per_bin(distinct, thresholds):
+                n_thresholds[feature_idx] = n_distinct - 1
+                bin_thresholds[feature_idx, :n_distinct - 1] = thresholds
+                bin_min[feature_idx, :n_distinct] = distinct
+                bin_max[feature_idx, :n_distinct] = distinct
+                continue
         else:
             thresholds = np.unique(sorted_midpoint_percentiles(values, percentiles))
             thresholds = thresholds[thresholds < distinct[-1]]
@@ -338,6 +344,17 @@ def _fit_numeric_features(sorted_X, is_categorical, max_thresholds, percentiles,
                 bin_min[feature_idx, bin_idx] = distinct[start]
                 bin_max[feature_idx, bin_idx] = distinct[stop - 1]
             start = stop
+
+
+@njit(cache=True)
+def _one_value_per_bin(distinct, thresholds):
+    """Whether each midpoint threshold lies between its two distinct values, ``distinct[b] <= thresholds[b] <
+    distinct[b + 1]``, so that bin ``b`` holds ``distinct[b]`` alone (a midpoint of neighbouring floats can round
+    up to the upper one, and of huge ones overflow)."""
+    for bin_idx in range(thresholds.shape[0]):
+        if not distinct[bin_idx] <= thresholds[bin_idx] < distinct[bin_idx + 1]:
+            return False
+    return True
 
 
 def _feature_thresholds(values, max_thresholds, n_implicit_zeros=0):

@@ -226,22 +226,28 @@ def test_the_narrow_layout_of_few_distinct_values_grows_the_trees_of_the_full_wi
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("max_bins", [4, 32, 256])
+@pytest.mark.filterwarnings("ignore:overflow encountered in add:RuntimeWarning")  # numpy's midpoint of the largest
 def test_a_small_dense_fit_gives_the_per_feature_thresholds(dtype, max_bins, monkeypatch):
     """Below ``PARALLEL_BINNING_SAMPLES`` rows a dense X's numeric features are fitted in one compiled call
     (``_fit_numeric_features``): the arrays of the per-feature numpy fit, bit for bit, whether a feature has
-    fewer distinct values than bins (midpoints) or more (midpoint percentiles), NaNs, one value or none."""
+    fewer distinct values than bins (midpoints) or more (midpoint percentiles), NaNs, one value or none, and
+    midpoints that round up to the upper value or overflow (so that a bin holds no value alone)."""
     rng = np.random.default_rng(max_bins)
     n_samples = 600
+    above_one = np.nextafter(1.0, 2.0)
+    largest = np.finfo(dtype).max
     X = np.column_stack([
         rng.normal(size=n_samples),  # distinct values beyond the bins: percentiles
         rng.integers(0, 3, n_samples),  # few values: midpoints
         np.round(rng.normal(size=n_samples), 1),  # ties
         np.full(n_samples, 2.5),  # one value
         np.full(n_samples, np.nan),  # none
+        rng.choice([above_one, np.nextafter(above_one, 2.0)], n_samples),  # the midpoint rounds up (float64)
+        rng.choice([largest / 2, largest], n_samples),  # the midpoint overflows (float64)
         rng.choice([0.0, 2.0, np.nan], n_samples),  # categorical codes
     ]).astype(dtype)
     X[rng.random(n_samples) < 0.1, 0] = np.nan
-    is_categorical = [False] * 5 + [True]
+    is_categorical = [False] * 7 + [True]
     compiled = BinMapper(max_bins=max_bins, is_categorical=is_categorical).fit(X)
     monkeypatch.setattr(binning, "PARALLEL_BINNING_SAMPLES", 0)  # the per-feature numpy fit
     reference = BinMapper(max_bins=max_bins, is_categorical=is_categorical).fit(X)

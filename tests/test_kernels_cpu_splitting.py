@@ -157,6 +157,57 @@ def test_few_rows_over_many_bins_match_brute_force(criterion, seed, min_samples_
     assert sum(e["feature"] != ref.NO_SPLIT for e in expected) >= 3  # the test is not vacuous
 
 
+def test_the_row_search_space_is_kept_and_grown():
+    """``row_search_space`` gives back a space with room enough, else a larger one: at least twice the rows, as
+    many blocks as either asks for, its feature histograms zero."""
+    X_binned = np.zeros((10, 3), dtype=np.uint8)
+    space = splitting.row_search_space(None, 2, 5, 8, 3, X_binned, 2)
+    assert space[1].shape == (2, 8, 3) and space[4].shape == (2, 3, 5) and space[6].shape == (2, 5, 2)
+    kept = splitting.row_search_space(space, 1, 5, 8, 3, X_binned, 2)
+    assert all(np.shares_memory(array, kept_array) for array, kept_array in zip(space[1:], kept[1:]))
+    grown = splitting.row_search_space(space, 1, 6, 8, 3, X_binned, 2)
+    assert grown[1].shape == (2, 8, 3) and grown[4].shape == (2, 3, 10) and not grown[1].any()
+    assert splitting.row_search_space(grown, 4, 3, 8, 3, X_binned, 2)[5].shape == (4, 10)
+
+
+@pytest.mark.parametrize("criterion", ["gini", "squared_error", "newton"])
+def test_a_row_search_space_serves_the_next_search_as_a_new_one(criterion, monkeypatch):
+    """The row search leaves its space's feature histograms zero, so that a growth keeps one space for all its
+    levels: searches of two problems in one space give the splits of searches each in a new one."""
+    rng = np.random.default_rng(21 + CRITERIA.index(criterion))
+    problems = []
+    for n_samples in (96, 64):
+        rows = cpu_rows(make_rows(rng, n_samples=n_samples))
+        stats = make_statistics(rng, criterion, rows["X_binned"].shape[0])
+        problems.append((rows, stats, reference_totals(rows, stats)))
+
+    def search(rows, stats, totals):
+        n_nodes, n_features = totals.shape[0], rows["X_binned"].shape[1]
+        masks = np.ones((n_nodes, n_features), dtype=bool)
+        return find_best_splits(
+            splitting, np.zeros((0,) + (n_features, rows["missing_bin"] + 1, totals.shape[1]), dtype=np.int64),
+            np.full(n_nodes, FROM_ROWS), rows, stats, totals, masks, np.empty(0, dtype=np.int32),
+            np.empty((0, n_features)), ref.skewed_bin_values(n_features, rows["missing_bin"] + 1),
+            rows["missing_bin"], 1, np.zeros(n_nodes), *split_constraints(None, None, masks.shape),
+        )
+
+    expected = [search(*problem) for problem in problems]
+    kept = {}
+    new_space = splitting.row_search_space
+
+    def kept_space(space, *args):
+        kept["space"] = new_space(kept.get("space"), *args)
+        return kept["space"]
+
+    monkeypatch.setattr(splitting, "row_search_space", kept_space)
+    for problem, splits in zip(problems, expected):
+        result = search(*problem)
+        for name in splits:
+            np.testing.assert_array_equal(result[name], splits[name], err_msg=name)
+        assert (splits["feature"] != NO_SPLIT).any()  # not vacuous
+        assert not kept["space"][1].any()
+
+
 @pytest.mark.parametrize("criterion", ["gini", "squared_error", "newton"])
 def test_one_search_takes_each_node_its_own_way(criterion):
     """A level's nodes in one call, each from its histogram, from its rows or not searched (``hist_rows``): each

@@ -32,7 +32,9 @@ from .histogram import _build_histograms, _subtract_histograms
 from .leaf_values import node_values
 from .partitioning import _apply_splits
 from .sampling import feature_masks, threshold_draws
-from .splitting import _finish_histogram_nodes, _record_unsearched, _scan_histogram_nodes, _search_row_nodes
+from .splitting import (
+    _finish_histogram_nodes, _record_unsearched, _scan_histogram_nodes, _search_row_nodes, row_search_space,
+)
 
 # Columns of the packed records: a node's (tree, node_idx, depth, count, start), a split's (tree, node_idx,
 # feature, bin, next_bin, missing_left, left, right, categorical).
@@ -97,6 +99,7 @@ def grow_levels(nodes, rows, search, rules, features, hist_buffers, n_values, n_
     n_grown = n_splits = 0
     # The histogram rows of the level's pairs' parents (-1: none), in the other buffer.
     parent_rows = np.empty(0, dtype=np.int64)
+    row_space = _row_space(None, start, stop, totals.shape[1], rows, search, rules, max_blocks)
     level = 0
     while tree.shape[0] > 0:
         hist, parent_hist = hist_buffers[level % 2], hist_buffers[1 - level % 2]
@@ -111,8 +114,10 @@ def grow_levels(nodes, rows, search, rules, features, hist_buffers, n_values, n_
         masks = _feature_masks(tree, node_idx, searched, rows[1].shape[1], features)
         hist_rows = _level_histograms(hist, parent_hist, parent_rows, needs_hist, masks, tree, start, stop, totals,
                                       rows, n_threads)
-        split, can_split = _best_splits(hist, hist_rows, splittable, tree, node_idx, start, stop, totals, masks, rows,
-                                        search, rules, features, n_words, max_blocks)
+        split, can_split, row_space = _best_splits(
+            hist, hist_rows, splittable, tree, node_idx, start, stop, totals, masks, rows, search, rules, features,
+            n_words, max_blocks, row_space,
+        )
         chosen = can_split.nonzero()[0]
         if chosen.shape[0] == 0:
             break
@@ -164,9 +169,10 @@ def grow_best_first(roots, rows, search, rules, features, pool, heaps, n_values,
         np.empty((table_capacity, TABLE_COLUMNS), dtype=np.int64), np.empty((table_capacity, n_values + 3)),
         np.empty((table_capacity, n_slots), dtype=np.int64), _split_arrays(table_capacity, n_slots, n_words),
     )
-    table, n_free = _evaluate_into_table(
+    row_space = _row_space(None, roots[3], roots[4], n_slots, rows, search, rules, max_blocks)
+    table, n_free, row_space = _evaluate_into_table(
         table, 0, roots, np.empty(0, dtype=np.int64), hist, free_rows, n_free, rows, search, rules, features,
-        keep_histograms, n_values, n_words, max_blocks, n_threads,
+        keep_histograms, n_values, n_words, max_blocks, n_threads, row_space,
     )
     n_table = n_trees
     ints, floats = table[0], table[1]
@@ -191,9 +197,9 @@ def grow_best_first(roots, rows, search, rules, features, pool, heaps, n_values,
         )
         if n_expand == 0:
             break
-        table, n_free = _expand(
+        table, n_free, row_space = _expand(
             table, n_table, selected[:n_expand].copy(), hist, free_rows, n_free, rows, search, rules, features,
-            keep_histograms, exact, n_values, n_words, max_blocks, n_threads, next_node_idx,
+            keep_histograms, exact, n_values, n_words, max_blocks, n_threads, next_node_idx, row_space,
         )
         n_table += 2 * n_expand
     return _table_records(table, committed[:n_committed], n_trees, n_values, n_words)
@@ -201,9 +207,10 @@ def grow_best_first(roots, rows, search, rules, features, pool, heaps, n_values,
 
 @njit(cache=True)
 def _expand(table, n_table, uids, hist, free_rows, n_free, rows, search, rules, features, keep_histograms, exact,
-            n_values, n_words, max_blocks, n_threads, next_node_idx):
+            n_values, n_words, max_blocks, n_threads, next_node_idx, row_space):
     """Partition the rows of the table's leaves ``uids`` and evaluate their children (``_BestFirst._expand``):
-    appended at ``n_table``, lefts then rights."""
+    appended at ``n_table``, lefts then rights. Returns the table, the pool's free count and ``row_space``
+    (``_best_splits``)."""
     ints, _, totals, split = table
     n_parents = uids.shape[0]
     tree = ints[uids, TREE]
@@ -219,10 +226,10 @@ def _expand(table, n_table, uids, hist, free_rows, n_free, rows, search, rules, 
     )
     child_tree, child_depth, child_start, child_stop, child_totals = children
     parent_rows = ints[uids, HIST_ROW]
-    table, n_free = _evaluate_into_table(
+    table, n_free, row_space = _evaluate_into_table(
         table, n_table, (child_tree, children_idx, child_depth, child_start, child_stop, child_totals), parent_rows,
         hist, free_rows, n_free, rows, search, rules, features, keep_histograms, n_values, n_words, max_blocks,
-        n_threads,
+        n_threads, row_space,
     )
     ints = table[0]
     for k in range(n_parents):
@@ -230,23 +237,25 @@ def _expand(table, n_table, uids, hist, free_rows, n_free, rows, search, rules, 
         ints[uids[k], HIST_ROW] = -1
         ints[uids[k], LEFT_UID] = n_table + k
         ints[uids[k], RIGHT_UID] = n_table + n_parents + k
-    return table, n_free
+    return table, n_free, row_space
 
 
 @njit(cache=True)
 def _evaluate_into_table(table, n_table, nodes, parent_rows, hist, free_rows, n_free, rows, search, rules, features,
-                         keep_histograms, n_values, n_words, max_blocks, n_threads):
+                         keep_histograms, n_values, n_words, max_blocks, n_threads, row_space):
     """Values, best split and pool histogram of ``nodes`` (children lefts then rights of parents whose pool rows
     are ``parent_rows``, or roots: no rows), written to the table from row ``n_table`` (``_BestFirst._evaluate``).
-    Returns the table (grown if needed) and the pool's free count."""
+    Returns the table (grown if needed), the pool's free count and ``row_space`` (``_best_splits``)."""
     tree, node_idx, depth, start, stop, totals = nodes
     n_nodes = tree.shape[0]
     values, impurity, weight, splittable, needs_hist = _node_stats(tree, depth, totals, search, rules, n_values)
     masks = _feature_masks(tree, node_idx, splittable.nonzero()[0], rows[1].shape[1], features)
     hist_rows, n_free = _pool_histograms(hist, free_rows, n_free, parent_rows, needs_hist, masks, tree, start, stop,
                                          totals, rows, n_threads)
-    split, can_split = _best_splits(hist, hist_rows, splittable, tree, node_idx, start, stop, totals, masks, rows,
-                                    search, rules, features, n_words, max_blocks)
+    split, can_split, row_space = _best_splits(
+        hist, hist_rows, splittable, tree, node_idx, start, stop, totals, masks, rows, search, rules, features, n_words,
+        max_blocks, row_space,
+    )
     for node in range(n_nodes):
         if not (keep_histograms and can_split[node]):
             n_free = _give(free_rows, n_free, hist_rows[node])
@@ -265,7 +274,7 @@ def _evaluate_into_table(table, n_table, nodes, parent_rows, hist, free_rows, n_
         floats[n_table + node, n_values + 2] = split[0][node]
         table_totals[n_table + node] = totals[node]
     _put(table_split, n_table, split)
-    return table, n_free
+    return table, n_free, row_space
 
 
 @njit(cache=True)
@@ -307,10 +316,11 @@ def _node_stats(tree, depth, totals, search, rules, n_values):
 
 @njit(cache=True)
 def _best_splits(hist, hist_rows, splittable, tree, node_idx, start, stop, totals, masks, rows, search, rules,
-                 features, n_words, max_blocks):
+                 features, n_words, max_blocks, row_space):
     """The best split of every splittable node over its features in ``masks``, from its histogram
     (``hist_rows``) or its rows (``splitting.find_best_splits``' stages), and which are allowed
-    (``level.allowed_splits``): ``(split, can_split)``, ``split`` as ``_split_arrays``."""
+    (``level.allowed_splits``): ``(split, can_split, row_space)``, ``split`` as ``_split_arrays``, ``row_space``
+    the row search's working memory (``_row_space``), grown if a node needed more."""
     (_, histogram_bins, sample_indices, _, sample_counts, _, row_slot, row_stats, stats_stride, _, _) = rows
     (categorical_features, bin_values, n_bins_non_missing, missing_bin, criterion, inv_scales, regularization,
      monotonic_cst, value_bounds) = search
@@ -344,8 +354,11 @@ def _best_splits(hist, hist_rows, splittable, tree, node_idx, start, stop, total
             node_min_weight, monotonic_cst, value_bounds, *scanned,
         )
     if row_nodes.shape[0] > 0:
+        row_space = _row_space(
+            row_space, start[row_nodes], stop[row_nodes], totals.shape[1], rows, search, rules, max_blocks
+        )
         _search_row_nodes(
-            max_blocks, histogram_bins, sample_indices, start, stop, tree, sample_counts, row_slot, row_stats,
+            row_space, histogram_bins, sample_indices, start, stop, tree, sample_counts, row_slot, row_stats,
             stats_stride, row_nodes, totals, masks, categorical_features, draws, bin_values, missing_bin,
             criterion, inv_scales, regularization, min_samples_leaf, node_min_weight, monotonic_cst,
             value_bounds, *scanned, *split,
@@ -360,7 +373,18 @@ def _best_splits(hist, hist_rows, splittable, tree, node_idx, start, stop, total
         _record_unsearched(unsearched_nodes, scanned[0], scanned[1], categorical_features, *split)
     can_split = allowed_splits(splittable, split[1], split[0], tree, root_weight, min_impurity_decrease,
                                min_split_gain)
-    return split, can_split
+    return split, can_split, row_space
+
+
+@njit(cache=True)
+def _row_space(row_space, start, stop, n_slots, rows, search, rules, max_blocks):
+    """``splitting.row_search_space`` for ``max_blocks`` blocks of nodes with rows ``[start, stop)``: at first
+    (``row_space`` None) for the nodes below ``min_rows_histogram`` rows of a growth from those, which the
+    growth's row searches then keep."""
+    max_rows = (stop - start).max() if start.shape[0] > 0 else 0
+    if row_space is None:
+        max_rows = min(max_rows, rules[7])
+    return row_search_space(row_space, max_blocks, max_rows, search[3] + 1, n_slots, rows[1], rows[7].shape[1])
 
 
 @njit(cache=True)

@@ -83,6 +83,30 @@ def _block_scratch(scratch, block):
 
 
 @njit(cache=True)
+def row_search_space(space, n_blocks, max_rows, n_bins, n_slots, X_binned, n_stats):
+    """``space``, or a new one when it is too small: the working memory of ``_search_row_nodes`` for ``n_blocks``
+    blocks of nodes of up to ``max_rows`` rows each (``None``: none yet).
+
+    ``(blocks_scratch, feature_hists, compact_hists, occupied_bins, gathered_bins, gathered_slots,
+    gathered_stats)``: ``_blocks_scratch``; each block's feature histogram (n_bins, n_slots), zero (the kernel
+    leaves it so), its compacted copy and occupied bins; and its node's gathered rows (``_gather_node_rows``):
+    bins (n_features, max_rows), first slots (max_rows,) and statistics (max_rows, n_stats). A growth makes
+    one and keeps it for all its levels, growing it only for more blocks or a larger node (rows doubling).
+    """
+    if space is not None and space[1].shape[0] >= n_blocks and space[6].shape[1] >= max_rows:
+        return space
+    if space is not None:
+        n_blocks = max(n_blocks, space[1].shape[0])
+        max_rows = space[6].shape[1] if max_rows <= space[6].shape[1] else max(max_rows, 2 * space[6].shape[1])
+    return (
+        _blocks_scratch(n_blocks, n_bins, n_slots), np.zeros((n_blocks, n_bins, n_slots), dtype=np.int64),
+        np.empty((n_blocks, n_bins, n_slots), dtype=np.int64), np.empty((n_blocks, n_bins), dtype=np.int64),
+        np.empty((n_blocks, X_binned.shape[1], max_rows), dtype=X_binned.dtype),
+        np.empty((n_blocks, max_rows), dtype=np.int64), np.empty((n_blocks, max_rows, n_stats), dtype=np.int64),
+    )
+
+
+@njit(cache=True)
 def _random_candidate_in_histogram(feature_hist, low_bin, n_bins_non_missing, draw, feature_bin_values):
     """The random-threshold candidate bin of a node's feature histogram (n_bins, n_slots), or ``NO_SPLIT``
     (``low_bin``: no rows below it; ``feature_bin_values``: the feature's row of ``bin_values``)."""
@@ -480,8 +504,12 @@ def find_best_splits(
             min_weight_leaf, monotonic_cst, value_bounds, *searched,
         )
     if row_nodes.shape[0] > 0:
+        space = row_search_space(
+            None, min(row_nodes.shape[0], max_blocks), int((node_stop - node_start)[row_nodes].max()), missing_bin + 1,
+            totals.shape[1], X_binned, row_stats.shape[1],
+        )
         _search_row_nodes(
-            max_blocks, X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats,
+            space, X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats,
             stats_stride, row_nodes, totals, feature_mask, categorical_features, threshold_draws, bin_values,
             missing_bin, criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, monotonic_cst,
             value_bounds, *searched, *outputs,
@@ -546,7 +574,7 @@ def _scan_histogram_nodes(
 
 @njit(parallel=True, cache=True)
 def _search_row_nodes(
-    max_blocks, X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats,
+    space, X_binned, sample_indices, node_start, node_stop, node_tree, sample_counts, row_slot, row_stats,
     stats_stride, row_nodes, totals, feature_mask, categorical_features, threshold_draws, bin_values, missing_bin,
     criterion, inv_scales, regularization, min_samples_leaf, min_weight_leaf, monotonic_cst, value_bounds, gains,
     bins, missing_left, category_bits, out_gain, out_feature, out_bin, out_missing_left, out_left_totals,
@@ -557,7 +585,8 @@ def _search_row_nodes(
     cleared, so no node-sized histogram is written; scans run from the node's lowest to its highest non-missing
     bin of the feature, so a node costs its rows and the span of their bins, not ``n_bins``. A node's bins (feature
     by feature), first slots and statistics are gathered once (``_gather_node_rows``) for all its features. The
-    nodes go in at most ``max_blocks`` blocks, each with one buffer."""
+    nodes go in at most as many blocks as ``space`` (``row_search_space``, room for the largest node) has, each
+    with its own buffers."""
     n_features, n_slots = feature_mask.shape[1], totals.shape[1]
     # The arrays of every node's and feature's calls, borrowed (``borrow``).
     X_binned, sample_indices, sample_counts, row_slot, row_stats, totals, bin_values, inv_scales = (
@@ -567,24 +596,17 @@ def _search_row_nodes(
     category_bits, out_left_totals, out_category_bitset = (
         borrowed(category_bits), borrowed(out_left_totals), borrowed(out_category_bitset)
     )
+    gains, bins, missing_left, out_gain, out_feature, out_bin, out_missing_left, out_next_bin, out_categorical = (
+        borrowed(gains), borrowed(bins), borrowed(missing_left), borrowed(out_gain), borrowed(out_feature),
+        borrowed(out_bin), borrowed(out_missing_left), borrowed(out_next_bin), borrowed(out_categorical),
+    )
+    categorical_features, monotonic_cst, value_bounds, min_weight_leaf = (
+        borrowed(categorical_features), borrowed(monotonic_cst), borrowed(value_bounds), borrowed(min_weight_leaf)
+    )
     random_thresholds = threshold_draws.shape[0] > 0
     n_row_nodes = row_nodes.shape[0]
-    n_stats, n_bins = row_stats.shape[1], missing_bin + 1
-    n_blocks = min(n_row_nodes, max_blocks)
-    blocks_scratch = _blocks_scratch(n_blocks, n_bins, n_slots)
-    # Each block's feature histogram (kept zero between features), its compacted copy and occupied bins, and its
-    # nodes' gathered rows: room for its largest node at its own offset.
-    feature_hists = np.zeros((n_blocks, n_bins, n_slots), dtype=np.int64)
-    compact_hists = np.empty((n_blocks, n_bins, n_slots), dtype=np.int64)
-    occupied_bins = np.empty((n_blocks, n_bins), dtype=np.int64)
-    row_offsets = np.zeros(n_blocks + 1, dtype=np.int64)
-    for block in range(n_blocks):
-        for node in row_nodes[block * n_row_nodes // n_blocks:(block + 1) * n_row_nodes // n_blocks]:
-            row_offsets[block + 1] = max(row_offsets[block + 1], node_stop[node] - node_start[node])
-    row_offsets = np.cumsum(row_offsets)
-    gathered_bins = np.empty(n_features * row_offsets[-1], dtype=X_binned.dtype)
-    gathered_slots = np.empty(row_offsets[-1], dtype=np.int64)
-    gathered_stats = np.empty(n_stats * row_offsets[-1], dtype=np.int64)
+    blocks_scratch, feature_hists, compact_hists, occupied_bins, gathered_bins, gathered_slots, gathered_stats = space
+    n_blocks = min(n_row_nodes, feature_hists.shape[0])
     for block in prange(n_blocks):
         first, end = block * n_row_nodes // n_blocks, (block + 1) * n_row_nodes // n_blocks
         left, left_with_missing, left_sums, bin_gains, categories, keys = _block_scratch(blocks_scratch, block)
@@ -592,13 +614,8 @@ def _search_row_nodes(
         feature_hist, compact_hist, occupied = (
             borrowed(feature_hists[block]), borrowed(compact_hists[block]), borrowed(occupied_bins[block])
         )
-        row_start, max_rows = row_offsets[block], row_offsets[block + 1] - row_offsets[block]
-        node_bins = borrowed(
-            gathered_bins[n_features * row_start:n_features * (row_start + max_rows)].reshape((n_features, max_rows))
-        )
-        node_slots = borrowed(gathered_slots[row_start:row_start + max_rows])
-        node_stats = borrowed(
-            gathered_stats[n_stats * row_start:n_stats * (row_start + max_rows)].reshape((max_rows, n_stats))
+        node_bins, node_slots, node_stats = (
+            borrowed(gathered_bins[block]), borrowed(gathered_slots[block]), borrowed(gathered_stats[block])
         )
         for node in row_nodes[first:end]:
             n_rows = _gather_node_rows(
