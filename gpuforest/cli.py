@@ -592,8 +592,8 @@ def build_parser():
         "--jobs", type=positive_int, help="processes compiling side by side (default: one per core)"
     )
     warmup_parser.add_argument(
-        "--native", action="store_true", help="compile the CPU kernels for this CPU (a few percent faster than the "
-        "prebuilt portable ones; about a minute)"
+        "--native", action="store_true", help="compile the CPU kernels for this CPU (a few percent faster "
+        "than the prebuilt portable ones on boosting, slower on small trees; about a minute)"
     )
     bench_parser = command("bench", bench, "run a benchmark of the repository checkout", description=(
         "Run benchmarks/bench_NAME.py of the repository checkout against the installed peers (scikit-learn, "

@@ -13,7 +13,8 @@ A kernel's ``fingerprint`` hashes the source files of the kernel and of every gp
 directly or not, and the values of the other globals it reads (numba compiles them in as constants): a change
 that could change its machine code makes its entry miss, while changes elsewhere in the package leave it in use.
 
-Code built for this CPU is a few percent faster than the portable level: ``gpuforest warmup --native``
+Code built for this CPU is a few percent faster than the portable level on boosting (3-5% on an AMD Zen 5)
+but no faster on small trees, whose row searches it ran 7-25% slower there: ``gpuforest warmup --native``
 compiles it into numba's own cache, which is looked up first. ``GPUFOREST_PREBUILT_KERNELS=0`` turns the
 prebuilt kernels off. ``make prebuilt-kernels`` (``build``) rebuilds them after a change to the kernels
 (``tests/test_prebuilt.py`` fails until then).
