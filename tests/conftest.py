@@ -6,6 +6,7 @@ keeps their saves apart, and each kernel compiled by one worker is loaded by the
 Set ``GPUFOREST_REAL_CUDA=1`` to run against a real device (the ``gpu`` tests).
 """
 
+import importlib
 import os
 import sys
 
@@ -81,6 +82,14 @@ def pytest_collection_modifyitems(items):
 # one warp, so that a block costs 32 threads instead of up to 256. The kernels' code is the same at every size; the
 # real-device tests (tests/gpu) and the PTX check take the real sizes, as does a test marked real_launch_sizes.
 SIMULATOR_BLOCK_THREADS = 32
+
+
+@pytest.fixture
+def benchmark_script(monkeypatch):
+    """``load(name)``: the script ``benchmarks/<name>.py`` as a module; it imports bench_common from its own
+    folder, as it does when run."""
+    monkeypatch.syspath_prepend(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
+    return importlib.import_module
 
 
 @pytest.fixture(autouse=True)

@@ -1,20 +1,13 @@
 """The ringnorm comparison of extra trees (benchmarks/bench_extra_trees_ringnorm.py): its data set against
 Breiman's definition, and gpuforest's error against scikit-learn's on fewer seeds than the benchmark."""
 
-import importlib
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
-
 
 @pytest.fixture
-def bench(monkeypatch):
-    """The benchmark script as a module; it imports bench_common from its own folder, as it does when run."""
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    return importlib.import_module("bench_extra_trees_ringnorm")
+def bench(benchmark_script):
+    return benchmark_script("bench_extra_trees_ringnorm")
 
 
 def test_ringnorm_has_breiman_s_moments(bench):
