@@ -111,10 +111,12 @@ def simulator_launch_sizes(request, monkeypatch):
 def chunking(request, monkeypatch):
     """The CPU histogram, totals and partition kernels as they run on tiny nodes, and with every node cut into
     several tasks."""
-    from gpuforest.kernels.cpu import chunks
+    from gpuforest.kernels.cpu import histogram, multiway, partitioning
 
     if request.param == "several tasks per node":
-        monkeypatch.setattr(chunks, "MIN_CHUNK_ROWS", 1)
+        # The kernels' own rule makes one task of a node this small.
+        for module in (histogram, multiway, partitioning):
+            monkeypatch.setattr(module, "rows_per_chunk", lambda node_start, node_stop: 3)
     return request.param
 
 

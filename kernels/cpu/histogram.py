@@ -110,12 +110,22 @@ def _build_histograms(
             target, features, X_binned, sample_indices, start, stop, counts, node_tree[node] * stats_stride, row_slot,
             row_stats, constant_hessian, count_bits,
         )
+    if n_chunks == n_nodes:
+        return
     for task in prange(n_nodes * n_features):
         node = task // n_features
         feature_idx = task % n_features
         if feature_mask[node, feature_idx]:
             for chunk in range(first_chunk[node] + 1, first_chunk[node + 1]):
-                hist[hist_rows[node], feature_idx] += partial[extra_chunk[chunk], feature_idx]
+                _add_into(hist[hist_rows[node], feature_idx], partial[extra_chunk[chunk], feature_idx])
+
+
+@njit(cache=True, inline="always")
+def _add_into(target, source):
+    """``target += source`` of two (n_bins, n_slots) histograms, in loops (an array expression allocates)."""
+    for bin_idx in range(target.shape[0]):
+        for slot in range(target.shape[1]):
+            target[bin_idx, slot] += source[bin_idx, slot]
 
 
 @njit(cache=True)
