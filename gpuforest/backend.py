@@ -592,8 +592,8 @@ def split_constraints(monotonic_cst, value_bounds, mask_shape):
 LEVEL_LOOP_BYTES = 16 * 1024 * 1024
 
 KERNEL_STAGES = (
-    "binning", "sampling", "histogram", "splitting", "partitioning", "leaf_values", "predict", "gradients", "multiway",
-    "contributions", "growth",
+    "binning", "sampling", "histogram", "splitting", "partitioning", "leaf_values", "predict", "gradients",
+    "fixed_point", "multiway", "contributions", "growth",
 )
 
 

@@ -181,7 +181,7 @@ class BaseGradientBoosting(
             sample_indices = self._subsample(backend, iteration, X.shape[0])
             tree_offsets = np.arange(n_per_round + 1, dtype=np.int64) * sample_indices.shape[0]
             stats = newton_statistics(
-                gradients, hessians, self.l2_regularization, self.l1_regularization, xp=xp, previous=stats
+                gradients, hessians, self.l2_regularization, self.l1_regularization, backend=backend, previous=stats
             )
             first_tree = len(self.trees_)
             grower, trees = training.grow(

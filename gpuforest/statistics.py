@@ -10,9 +10,9 @@ GPU histograms do with gradients.
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit, prange
 
 from .kernels import common
+from .kernels.cpu import fixed_point as cpu_fixed_point
 
 CLASSIFICATION_CRITERIA = {
     "gini": common.GINI,
@@ -102,94 +102,45 @@ def fixed_point_scale(abs_total):
     return 2.0 ** min(max(exponent, -_MAX_EXPONENT), _MAX_EXPONENT)
 
 
-def _to_fixed(columns, sum_factors, xp=np, out=None, n_draws=None):
-    """``columns`` (a tuple of 1-D arrays of one length, numpy or CuPy with ``xp``) in fixed point, as the
-    columns of one int64 array (n_rows, n_columns), and their inverse scales.
+def _to_fixed(columns, sum_factors, backend=None, out=None, n_draws=None):
+    """``columns`` (a tuple of 1-D arrays of one length, on ``backend``'s device) in fixed point, as the columns
+    of one int64 array (n_rows, n_columns) there, and their inverse scales (host).
 
     A column's scale is sized by its total of absolute values times its
     ``sum_factors`` entry (the largest multiplicity of a row, times
     ``2**count_bits`` for a column that shares its slot with a count), computed so
     that it does not depend on the order of the additions: the column goes to
     fixed point with a scale sized by its largest value (so no sum of it
-    overflows) and is summed in int64. numpy and CuPy, CPU and GPU, get the
-    same total, hence the same scale. numpy columns take numba's parallel
-    passes (read where they are, not stacked first), CuPy ones its own operations.
-    ``out``: an int64 array of the result's shape to fill (numpy), else a new one.
+    overflows) and is summed in int64. The passes are the backend's
+    ``fixed_point`` kernels, which get the same total on the CPU and the GPU,
+    hence the same scale. ``backend``: None for numpy columns on the CPU.
+    ``out``: an int64 array of the result's shape to fill, else a new one.
     ``n_draws``: bootstrap samples of that many draws, whose sums are at most ``n_draws`` times a column's
     largest absolute value, whichever rows are drawn: the scales from that bound (``sum_factors`` unused), so
     that they do not depend on which samples a fit draws.
     """
-    n_rows, n_columns = columns[0].shape[0], len(columns)
-    if xp is np:
+    if backend is None:
+        xp, fixed_point, to_host = np, cpu_fixed_point, np.asarray
         columns = tuple(np.ascontiguousarray(column, dtype=np.float64) for column in columns)
-        largest = _column_abs_max(columns)
     else:
-        values = xp.stack(columns, axis=1)
-        largest = xp.abs(values).max(axis=0).get() if n_rows else np.zeros(n_columns)
+        xp, fixed_point, to_host = backend.xp, backend.kernels.fixed_point, backend.to_host
+    n_rows, n_columns = columns[0].shape[0], len(columns)
+    largest = xp.empty(n_columns)
+    fixed_point.column_abs_max(columns, largest)
+    largest = to_host(largest)
     if n_draws is not None:
         scales = np.array([fixed_point_scale(value * n_draws) for value in largest])
     else:
         first_scales = np.array([fixed_point_scale(value * n_rows) for value in largest])
-        if xp is np:
-            fixed_totals = _column_fixed_abs_sums(columns, first_scales)
-        else:
-            fixed_totals = xp.rint(xp.abs(values) * xp.asarray(first_scales)).astype(np.int64).sum(axis=0).get()
+        fixed_totals = xp.empty(n_columns, dtype=np.int64)
+        fixed_point.column_fixed_abs_sums(columns, first_scales, fixed_totals)
         scales = np.array([
             fixed_point_scale(int(total) / first_scale * factor)
-            for total, first_scale, factor in zip(fixed_totals, first_scales, sum_factors)
+            for total, first_scale, factor in zip(to_host(fixed_totals), first_scales, sum_factors)
         ])
-    if xp is np:
-        fixed = np.empty((n_rows, n_columns), dtype=np.int64) if out is None else out
-        _to_fixed_point(columns, scales, fixed)
-    else:
-        fixed = xp.rint(values * xp.asarray(scales)).astype(np.int64)
+    fixed = xp.empty((n_rows, n_columns), dtype=np.int64) if out is None else out
+    fixed_point.to_fixed_point(columns, scales, fixed)
     return fixed, 1.0 / scales
-
-
-# --- numba passes of _to_fixed over numpy columns (parallel over row chunks) ---------------
-
-_CHUNK_ROWS = 65536
-
-
-@njit(parallel=True, cache=True)
-def _column_abs_max(columns):
-    """Largest absolute value of each of ``columns`` (a tuple of 1-D arrays); 0 without rows."""
-    n_rows, n_columns = columns[0].shape[0], len(columns)
-    n_chunks = (n_rows + _CHUNK_ROWS - 1) // _CHUNK_ROWS
-    chunk_max = np.zeros((n_chunks, n_columns))
-    for chunk in prange(n_chunks):
-        for column in range(n_columns):
-            values = columns[column]
-            for row in range(chunk * _CHUNK_ROWS, min(n_rows, (chunk + 1) * _CHUNK_ROWS)):
-                chunk_max[chunk, column] = max(chunk_max[chunk, column], abs(values[row]))
-    largest = np.zeros(n_columns)
-    for chunk in range(n_chunks):
-        for column in range(n_columns):
-            largest[column] = max(largest[column], chunk_max[chunk, column])
-    return largest
-
-
-@njit(parallel=True, cache=True)
-def _column_fixed_abs_sums(columns, scales):
-    """Per column, the int64 sum of ``rint(|value| * scale)`` (exact, so in any order)."""
-    n_rows, n_columns = columns[0].shape[0], len(columns)
-    n_chunks = (n_rows + _CHUNK_ROWS - 1) // _CHUNK_ROWS
-    chunk_sums = np.zeros((n_chunks, n_columns), dtype=np.int64)
-    for chunk in prange(n_chunks):
-        for column in range(n_columns):
-            values = columns[column]
-            for row in range(chunk * _CHUNK_ROWS, min(n_rows, (chunk + 1) * _CHUNK_ROWS)):
-                chunk_sums[chunk, column] += np.int64(np.rint(abs(values[row]) * scales[column]))
-    return chunk_sums.sum(axis=0)
-
-
-@njit(parallel=True, cache=True)
-def _to_fixed_point(columns, scales, out):
-    """``out[:, c] = rint(columns[c] * scales[c])`` in int64."""
-    n_columns = len(columns)
-    for row in prange(out.shape[0]):
-        for column in range(n_columns):
-            out[row, column] = np.int64(np.rint(columns[column][row] * scales[column]))
 
 
 def classification_statistics(criterion, y_encoded, n_classes, sample_weight, max_multiplicity=1, n_draws=None):
@@ -260,9 +211,9 @@ def regression_statistics(criterion, y, sample_weight, max_multiplicity=1, n_dra
 
 
 def newton_statistics(
-    gradients, hessians, l2_regularization, l1_regularization=0.0, max_multiplicity=1, xp=np, previous=None
+    gradients, hessians, l2_regularization, l1_regularization=0.0, max_multiplicity=1, backend=None, previous=None
 ):
-    """``(g, h)`` per row for second-order (Newton) boosting, kept where they are (numpy or CuPy).
+    """``(g, h)`` per row for second-order (Newton) boosting, kept where they are (numpy, or ``backend``'s device).
 
     Parameters
     ----------
@@ -277,8 +228,8 @@ def newton_statistics(
         with ``T(G) = sign(G) max(|G| - l1, 0)`` (``kernels.common``).
     max_multiplicity : int
         Largest number of times a row is drawn, to size the scale.
-    xp : module
-        The array library of ``gradients`` and ``hessians``.
+    backend : Backend or None
+        The backend whose device holds ``gradients`` and ``hessians``; None: numpy arrays on the CPU.
     previous : RowStatistics or None
         Statistics of the same shape no longer needed (a previous boosting
         round's): their arrays are reused (fresh memory costs as much as filling it).
@@ -291,7 +242,8 @@ def newton_statistics(
     count_bits = int(gradients.shape[0]).bit_length()
     packed_factor = max_multiplicity * 2**count_bits
     sum_factors = (packed_factor, max_multiplicity) if constant else (max_multiplicity, packed_factor)
-    row_stats, inv_scales = _to_fixed(columns, sum_factors, xp, None if previous is None else previous.row_stats)
+    row_stats, inv_scales = _to_fixed(columns, sum_factors, backend, None if previous is None else previous.row_stats)
+    xp = np if backend is None else backend.xp
     return RowStatistics(
         criterion=common.NEWTON,
         row_slot=xp.zeros(row_stats.shape[0], dtype=np.int32) if previous is None else previous.row_slot,
