@@ -529,12 +529,11 @@ def grow_levels(backend, rows, nodes, scratch, hist_buffers, search, rules, feat
         allowed_features, bool(draws_features), bool(random_thresholds),
     )
 
-    def launch_plan(parity, n_cur, n_next_roots, n_parent_hist, tile_rows):
-        """``split_and_plan`` of level ``n_cur`` nodes (or of the roots, ``n_next_roots`` of them); returns the
-        staging layout."""
+    def launch_plan(parity, n_cur, n_next_roots, n_parent_hist, tile_rows, outputs):
+        """``split_and_plan`` of level ``n_cur`` nodes (or of the roots, ``n_next_roots`` of them), whose split
+        ``outputs`` these are; returns the staging layout."""
         n_split = 0 if n_next_roots >= 0 else n_cur
         layout = _staging_layout(n_split, n_next_roots if n_next_roots >= 0 else 2 * n_cur, n_values, n_words)
-        outputs = buffers.split_outputs(n_cur)
         plan[1, plan_threads](
             buffers.tables[parity], buffers.totals[parity], buffers.tables[1 - parity], buffers.totals[1 - parity],
             n_cur, n_next_roots, *outputs[:6], outputs[7], buffers.seg_start[parity], buffers.seg_start[1 - parity],
@@ -555,7 +554,7 @@ def grow_levels(backend, rows, nodes, scratch, hist_buffers, search, rules, feat
         return header, splits[:n_split], bitsets[:n_split], node_records[:n_next], node_floats
 
     # The roots' plan reads the level "before" them in the other table: no nodes.
-    header, _, _, roots_records, roots_values = fetched(launch_plan(1, 0, n_roots, 0, 1))
+    header, _, _, roots_records, roots_values = fetched(launch_plan(1, 0, n_roots, 0, 1, buffers.split_outputs(0)))
     records = [(roots_records, roots_values, np.empty((0, SPLIT_COLUMNS), np.int64), np.empty((0, n_words), np.uint32))]
     parity, n_cur, n_hist_parent = 0, n_roots, 0
     while header[N_SEARCHED] > 0:
@@ -603,18 +602,18 @@ def grow_levels(backend, rows, nodes, scratch, hist_buffers, search, rules, feat
                 rows.stats_stride, level_totals, buffers.masks[MASK_ROWS, :n_cur], categorical_features, draws,
                 bin_values.reshape(-1), int(missing_bin), *shared, *path_outputs[1], buffers.phase1_scratch, 0,
             )
+        outputs = buffers.split_outputs(n_cur)
         finish[n_cur, finish_threads](
             cur, hist, rows.histogram_bins, source, rows.sample_counts, rows.row_slot, rows.row_stats,
             rows.stats_stride, level_totals, categorical_features, n_bins_non_missing, int(missing_bin),
             buffers.path_gains, buffers.path_bins, buffers.path_missing_left, buffers.category_bits,
-            *buffers.split_outputs(n_cur),
+            *outputs,
         )
         partition_threads = block_threads(-(-n_entries // (n_cur * ROWS_PER_THREAD)))
         tile_rows = ROWS_PER_THREAD * partition_threads
-        layout = launch_plan(parity, n_cur, -1, int(header[N_HIST]), tile_rows)
+        layout = launch_plan(parity, n_cur, -1, int(header[N_HIST]), tile_rows, outputs)
         count_left, scatter, _ = (kernel for _, kernel in _partition_kernels(partition_threads, False))
         n_tiles = n_cur + -(-n_entries // tile_rows)
-        outputs = buffers.split_outputs(n_cur)
         split = (outputs[1], outputs[2], outputs[3], int(missing_bin), outputs[6], outputs[7], cur[WORK, :n_cur])
         count_left[n_tiles, partition_threads](
             rows.X_binned, source, level[0], level[1], *split, buffers.part_offsets, buffers.part_tile_rows,
