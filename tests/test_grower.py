@@ -466,7 +466,6 @@ def test_newton_statistics_of_several_trees_share_one_scale_per_statistic():
     np.testing.assert_array_equal(one_column.inv_scales, one_dimensional.inv_scales)
 
 
-
 def test_newton_statistics_and_gradients_fill_a_previous_rounds_arrays():
     """``previous`` / ``out``: the same statistics and gradients, written into the arrays given."""
     rng = np.random.default_rng(9)
@@ -488,21 +487,6 @@ def test_newton_statistics_and_gradients_fill_a_previous_rounds_arrays():
     assert not reused.row_slot.any()
 
 
-def test_fixed_point_statistics_follow_the_two_step_scale():
-    """Each column's scale from the int64 total of ``rint(|v| * s0)`` with ``s0`` sized by its largest
-    value, then ``rint(v * scale)``: the numba passes against numpy written out (several chunks of rows)."""
-    rng = np.random.default_rng(8)
-    n_rows = 3 * statistics._CHUNK_ROWS + 17
-    columns = (rng.normal(size=n_rows) * 1e3, rng.uniform(0, 1e-6, n_rows), np.zeros(n_rows))
-    fixed, inv_scales = statistics._to_fixed(columns, (3, 3, 12))
-    for column, values in enumerate(columns):
-        first_scale = statistics.fixed_point_scale(np.abs(values).max() * n_rows)
-        total = int(np.rint(np.abs(values) * first_scale).astype(np.int64).sum())
-        scale = statistics.fixed_point_scale(total / first_scale * (3, 3, 12)[column])
-        assert inv_scales[column] == 1.0 / scale
-        np.testing.assert_array_equal(fixed[:, column], np.rint(values * scale).astype(np.int64))
-    assert 2**61 < np.abs(fixed[:, 0]).sum() * 3 <= 2**62  # the scale uses the 62 bits
-
 def test_row_data_checks_the_statistics_rows():
     rng = np.random.default_rng(4)
     gradients, hessians = rng.normal(size=(20, 3)), np.ones((20, 3))
@@ -514,7 +498,6 @@ def test_row_data_checks_the_statistics_rows():
     for n_trees in (1, 2, 4):  # per-tree statistics of 3 trees, for another number of trees
         with pytest.raises(ValueError, match="stride 20"):
             backend.row_data(X_binned, sample_indices, np.ones((n_trees, 20), np.int32), stats)
-
 
 
 def test_row_data_marks_unit_counts():

@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 from gpuforest import statistics
+from gpuforest.backend import get_backend
+from gpuforest.kernels.cpu import fixed_point
 
 
 @pytest.mark.parametrize("abs_total", [1e-300, 0.3, 1.0, 3.0, 2.0**40 + 1, 1e300])
@@ -73,3 +75,30 @@ def test_newton_statistics_leave_the_count_bits_free(constant):
     assert 2**61 < packed_sum << stats.count_bits <= 2**62
     if not constant:
         assert 2**61 < int(np.abs(stats.row_stats[:, other]).sum()) * max_multiplicity <= 2**62
+
+
+def test_fixed_point_statistics_follow_the_two_step_scale():
+    """Each column's scale from the int64 total of ``rint(|v| * s0)`` with ``s0`` sized by its largest
+    value, then ``rint(v * scale)``: the CPU's passes against numpy written out (several chunks of rows)."""
+    rng = np.random.default_rng(8)
+    n_rows = 3 * fixed_point.CHUNK_ROWS + 17
+    columns = (rng.normal(size=n_rows) * 1e3, rng.uniform(0, 1e-6, n_rows), np.zeros(n_rows))
+    fixed, inv_scales = statistics._to_fixed(columns, (3, 3, 12))
+    for column, values in enumerate(columns):
+        first_scale = statistics.fixed_point_scale(np.abs(values).max() * n_rows)
+        total = int(np.rint(np.abs(values) * first_scale).astype(np.int64).sum())
+        scale = statistics.fixed_point_scale(total / first_scale * (3, 3, 12)[column])
+        assert inv_scales[column] == 1.0 / scale
+        np.testing.assert_array_equal(fixed[:, column], np.rint(values * scale).astype(np.int64))
+    assert 2**61 < np.abs(fixed[:, 0]).sum() * 3 <= 2**62  # the scale uses the 62 bits
+
+
+def test_fixed_point_statistics_on_the_device_equal_the_cpus():
+    """``_to_fixed`` through the CUDA backend's kernels (columns on the device): the same scales and values."""
+    rng = np.random.default_rng(11)
+    columns = (rng.normal(size=300) * 1e3, rng.uniform(0, 1e-6, 300))
+    backend = get_backend("cuda")
+    fixed, inv_scales = statistics._to_fixed(backend.to_device_many(*columns), (3, 2**9), backend)
+    expected_fixed, expected_inv_scales = statistics._to_fixed(columns, (3, 2**9))
+    np.testing.assert_array_equal(backend.to_host(fixed), expected_fixed)
+    np.testing.assert_array_equal(inv_scales, expected_inv_scales)
