@@ -27,6 +27,20 @@ def rint(value):
     return math.copysign((magnitude + _INTEGRAL_MAGNITUDE) - _INTEGRAL_MAGNITUDE, value)
 
 
+@cuda.jit(device=True)
+def _reduce_block(block_values, tid, take_max):
+    """Reduce the block's ``BLOCK_SIZE`` values (a thread's each) into ``block_values[0]``: their maximum with
+    ``take_max``, else their sum; the whole block calls it."""
+    cuda.syncthreads()
+    step = BLOCK_SIZE // 2
+    while step > 0:
+        if tid < step:
+            other = block_values[tid + step]
+            block_values[tid] = max(block_values[tid], other) if take_max else block_values[tid] + other
+        cuda.syncthreads()
+        step //= 2
+
+
 def _abs_max_kernel(values, out, column):
     block_max = cuda.shared.array(BLOCK_SIZE, types.float64)
     tid = cuda.threadIdx.x
@@ -34,13 +48,7 @@ def _abs_max_kernel(values, out, column):
     for row in range(cuda.grid(1), values.shape[0], cuda.gridsize(1)):
         largest = max(largest, abs(values[row]))
     block_max[tid] = largest
-    cuda.syncthreads()
-    step = BLOCK_SIZE // 2
-    while step > 0:
-        if tid < step:
-            block_max[tid] = max(block_max[tid], block_max[tid + step])
-        cuda.syncthreads()
-        step //= 2
+    _reduce_block(block_max, tid, True)
     if tid == 0:
         cuda.atomic.max(out, column, block_max[0])
 
@@ -52,13 +60,7 @@ def _fixed_abs_sum_kernel(values, scale, out, column):
     for row in range(cuda.grid(1), values.shape[0], cuda.gridsize(1)):
         total += np.int64(rint(abs(values[row]) * scale))
     block_sum[tid] = total
-    cuda.syncthreads()
-    step = BLOCK_SIZE // 2
-    while step > 0:
-        if tid < step:
-            block_sum[tid] += block_sum[tid + step]
-        cuda.syncthreads()
-        step //= 2
+    _reduce_block(block_sum, tid, False)
     if tid == 0:
         cuda.atomic.add(out, column, block_sum[0])
 
