@@ -159,15 +159,17 @@ def test_few_rows_over_many_bins_match_brute_force(criterion, seed, min_samples_
 
 def test_the_row_search_space_is_kept_and_grown():
     """``row_search_space`` gives back a space with room enough, else a larger one: at least twice the rows, as
-    many blocks as either asks for, its feature histograms zero."""
+    many blocks as either asks for, its feature histograms and bitsets of occupied bins zero."""
     X_binned = np.zeros((10, 3), dtype=np.uint8)
     space = splitting.row_search_space(None, 2, 5, 8, 3, X_binned, 2)
-    assert space[1].shape == (2, 8, 3) and space[4].shape == (2, 3, 5) and space[6].shape == (2, 5, 2)
+    assert space[1].shape == (2, 8, 3) and space[5].shape == (2, 3, 5) and space[7].shape == (2, 5, 2)
+    assert space[4].shape == (2, splitting.OCCUPIED_WORDS) and not space[4].any()
     kept = splitting.row_search_space(space, 1, 5, 8, 3, X_binned, 2)
     assert all(np.shares_memory(array, kept_array) for array, kept_array in zip(space[1:], kept[1:]))
     grown = splitting.row_search_space(space, 1, 6, 8, 3, X_binned, 2)
-    assert grown[1].shape == (2, 8, 3) and grown[4].shape == (2, 3, 10) and not grown[1].any()
-    assert splitting.row_search_space(grown, 4, 3, 8, 3, X_binned, 2)[5].shape == (4, 10)
+    assert grown[1].shape == (2, 8, 3) and grown[5].shape == (2, 3, 10) and not grown[1].any()
+    assert not grown[4].any()
+    assert splitting.row_search_space(grown, 4, 3, 8, 3, X_binned, 2)[6].shape == (4, 10)
 
 
 @pytest.mark.parametrize("criterion", ["gini", "squared_error", "newton"])
@@ -732,14 +734,9 @@ PAIR_CRITERIA = [("gini", 2, (0.0, 0.0)), ("squared_error", None, (0.0, 0.0)), (
                  ("newton", None, (1.0, 0.5))]
 
 
-@pytest.mark.parametrize("criterion, n_classes, regularization", PAIR_CRITERIA)
-@pytest.mark.parametrize("seed", range(4))
-def test_pair_scans_equal_the_generic_scan_bit_for_bit(criterion, n_classes, regularization, seed):
-    """``_best_threshold``'s three-pass scan of two-statistic criteria (``_best_pair_threshold``) finds the
-    generic scan's split, gain bits included: the CUDA kernels scan generically, and the backends' trees are the
-    same bit for bit."""
-    rng = np.random.default_rng(seed)
-    n_rows, missing_bin = 300, 40
+def pair_statistics(rng, criterion, n_classes, regularization, n_rows):
+    """Statistics of ``n_rows`` rows for a criterion of ``PAIR_CRITERIA`` (about a tenth of weight zero), and
+    their weights."""
     weight = rng.uniform(0.2, 3.0, n_rows) * (rng.random(n_rows) > 0.1)
     if criterion == "gini":
         stats = statistics.classification_statistics(criterion, rng.integers(0, n_classes, n_rows), n_classes,
@@ -748,12 +745,30 @@ def test_pair_scans_equal_the_generic_scan_bit_for_bit(criterion, n_classes, reg
         stats = statistics.regression_statistics(criterion, rng.normal(0.5, 2.0, n_rows), weight)
     else:
         stats = statistics.newton_statistics(rng.normal(size=n_rows), rng.uniform(0.05, 1.0, n_rows), *regularization)
-    bins = rng.integers(0, missing_bin + 1, n_rows)  # missing values included (bin missing_bin)
-    n_slots = stats.n_slots
-    feature_hist = np.zeros((missing_bin + 1, n_slots), dtype=np.int64)
+    return stats, weight
+
+
+def feature_histogram(stats, bins, missing_bin):
+    """The histogram (missing_bin + 1, n_slots) of rows in ``bins``, row by row."""
+    feature_hist = np.zeros((missing_bin + 1, stats.n_slots), dtype=np.int64)
     for row, bin_idx in enumerate(bins):
         feature_hist[bin_idx, stats.row_slot[row]:stats.row_slot[row] + stats.row_stats.shape[1]] += stats.row_stats[row]
         feature_hist[bin_idx, -1] += 1
+    return feature_hist
+
+
+@pytest.mark.parametrize("criterion, n_classes, regularization", PAIR_CRITERIA)
+@pytest.mark.parametrize("seed", range(4))
+def test_pair_scans_equal_the_generic_scan_bit_for_bit(criterion, n_classes, regularization, seed):
+    """``_best_threshold``'s three-pass scan of two-statistic criteria (``_best_pair_threshold``) finds the
+    generic scan's split, gain bits included: the CUDA kernels scan generically, and the backends' trees are the
+    same bit for bit."""
+    rng = np.random.default_rng(seed)
+    n_rows, missing_bin = 300, 40
+    stats, weight = pair_statistics(rng, criterion, n_classes, regularization, n_rows)
+    bins = rng.integers(0, missing_bin + 1, n_rows)  # missing values included (bin missing_bin)
+    n_slots = stats.n_slots
+    feature_hist = feature_histogram(stats, bins, missing_bin)
     feature_hist[rng.integers(0, missing_bin, 8)] = 0  # empty bins
     node_totals = feature_hist.sum(axis=0)
     scratch = splitting._blocks_scratch(1, missing_bin + 1, n_slots)
@@ -776,3 +791,45 @@ def test_pair_scans_equal_the_generic_scan_bit_for_bit(criterion, n_classes, reg
             assert np.float64(found[0]).tobytes() == np.float64(expected[0]).tobytes()
             n_found += found[1] != NO_SPLIT
     assert n_found >= 4  # not vacuous
+
+
+@pytest.mark.parametrize("criterion, n_classes, regularization", PAIR_CRITERIA)
+@pytest.mark.parametrize("seed", range(3))
+def test_pair_scan_of_the_occupied_bins_equals_the_generic_scan_bit_for_bit(criterion, n_classes, regularization,
+                                                                           seed):
+    """``_best_pair_threshold_of_occupied`` (the bins a node's rows mark while ``_add_feature_rows`` adds them,
+    and those only) finds the generic scan's split of the same histogram, gain bits included: from one row to
+    ``OCCUPIED_MAX_ROWS``, rows sharing bins, bins in every word of the bitset, missing rows,
+    ``min_samples_leaf`` and ``min_weight_leaf``; and leaves the histogram's bitset zero for the next feature."""
+    rng = np.random.default_rng(100 + seed)
+    missing_bin = 255
+    occupied_words = np.zeros(splitting.OCCUPIED_WORDS, dtype=np.uint64)
+    left_sums, bin_gains = np.empty((4, missing_bin + 1), dtype=np.int64), np.empty((2, missing_bin + 1))
+    n_found = 0
+    for n_rows in (1, 2, 3, 7, 20, splitting.OCCUPIED_MAX_ROWS):
+        stats, weight = pair_statistics(rng, criterion, n_classes, regularization, n_rows)
+        # Rows share a few bins, spread over the four words; about one in five is missing.
+        bins = np.where(rng.random(n_rows) < 0.2, missing_bin, 13 * rng.integers(0, 19, n_rows)).astype(np.uint8)
+        node_slots, node_stats = stats.row_slot.astype(np.int64), stats.row_stats
+        pair, gini, first_slot, second_slot, pair_regularization = splitting._pair_criterion(
+            stats.criterion, stats.n_slots, stats.regularization
+        )
+        assert pair
+        for min_samples_leaf, weight_fraction in [(1, 0.0), (2, 0.0), (1, 0.2)]:
+            min_weight_leaf = weight_fraction * float(np.sum(weight))
+            feature_hist = np.zeros((missing_bin + 1, stats.n_slots), dtype=np.int64)
+            splitting._add_feature_rows(feature_hist, bins, node_slots, node_stats, n_rows, missing_bin,
+                                        occupied_words)
+            np.testing.assert_array_equal(feature_hist, feature_histogram(stats, bins, missing_bin))
+            totals = feature_hist.sum(axis=0)
+            expected = generic_scan(feature_hist, totals, missing_bin, missing_bin, stats.criterion, stats.inv_scales,
+                                    stats.regularization, min_samples_leaf, min_weight_leaf)
+            found = splitting._best_pair_threshold_of_occupied(
+                feature_hist, occupied_words, missing_bin, totals, gini, first_slot, second_slot, stats.inv_scales,
+                pair_regularization, min_samples_leaf, min_weight_leaf, left_sums, bin_gains,
+            )
+            assert found[1:] == expected[1:]
+            assert np.float64(found[0]).tobytes() == np.float64(expected[0]).tobytes()
+            assert not occupied_words.any()
+            n_found += found[1] != NO_SPLIT
+    assert n_found >= 5  # not vacuous

@@ -10,7 +10,9 @@ rows and ``min_weight_leaf`` weight (hessian for ``newton``).
 
 The row path is for nodes with few rows: it builds one feature's histogram
 at a time in a small buffer and clears it by the same rows, so no
-node-sized histogram is written.
+node-sized histogram is written; for a criterion of two statistics, a node of
+at most ``OCCUPIED_MAX_ROWS`` rows marks the bins its rows occupy in a bitset
+as they are added and scans those bins only.
 
 Random thresholds (extra trees; Geurts, Ernst & Wehenkel 2006; scikit-learn's
 ``splitter="random"``), when ``threshold_draws`` has a row per node: for each
@@ -41,6 +43,7 @@ import math
 
 import numpy as np
 from numba import get_num_threads, njit, prange
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from ..common import (
     FROM_ROWS, GINI, NEWTON, NO_CONSTRAINT, NO_SPLIT, NOT_SEARCHED, SQUARED_ERROR, base_criterion, category_order_key,
@@ -55,9 +58,16 @@ from .borrow import borrowed
 # allocates its own buffers (as much time as a small node's search).
 BLOCKS_PER_THREAD = 4
 # A node of at most SPARSE_MAX_ROWS rows whose bins of a feature span more than SPARSE_SPAN_RATIO times its rows
-# scans only its occupied bins (``_compact_feature_hist``): a deep node's few rows, not the bins between them.
+# scans only its occupied bins (``_compact_feature_hist``): a deep node's few rows, not the bins between them
+# (criteria of more than two statistics; those of two mark their occupied bins, below).
 SPARSE_MAX_ROWS = 32
 SPARSE_SPAN_RATIO = 4
+# A node of at most OCCUPIED_MAX_ROWS rows searched by a criterion of two statistics scans only the bins its rows
+# occupy, marked in a bitset as the rows are added (``_best_pair_threshold_of_occupied``): a few rows cost
+# themselves, not the span of their bins; more rows, the branch-free scan of every bin in the span is faster.
+OCCUPIED_MAX_ROWS = 64
+# Words of the bitset of a feature's occupied bins: 64 bins each, 256 at most (``binning.BinMapper``).
+OCCUPIED_WORDS = 4
 
 
 @njit(cache=True)
@@ -87,20 +97,22 @@ def row_search_space(space, n_blocks, max_rows, n_bins, n_slots, X_binned, n_sta
     """``space``, or a new one when it is too small: the working memory of ``_search_row_nodes`` for ``n_blocks``
     blocks of nodes of up to ``max_rows`` rows each (``None``: none yet).
 
-    ``(blocks_scratch, feature_hists, compact_hists, occupied_bins, gathered_bins, gathered_slots,
-    gathered_stats)``: ``_blocks_scratch``; each block's feature histogram (n_bins, n_slots), zero (the kernel
-    leaves it so), its compacted copy and occupied bins; and its node's gathered rows (``_gather_node_rows``):
+    ``(blocks_scratch, feature_hists, compact_hists, occupied_bins, occupied_words, gathered_bins,
+    gathered_slots, gathered_stats)``: ``_blocks_scratch``; each block's feature histogram (n_bins, n_slots),
+    zero (the kernel leaves it so), its compacted copy, occupied bins and bitset of occupied bins
+    (OCCUPIED_WORDS,) uint64, zero (also left so); and its node's gathered rows (``_gather_node_rows``):
     bins (n_features, max_rows), first slots (max_rows,) and statistics (max_rows, n_stats). A growth makes
     one and keeps it for all its levels, growing it only for more blocks or a larger node (rows doubling).
     """
-    if space is not None and space[1].shape[0] >= n_blocks and space[6].shape[1] >= max_rows:
+    if space is not None and space[1].shape[0] >= n_blocks and space[7].shape[1] >= max_rows:
         return space
     if space is not None:
         n_blocks = max(n_blocks, space[1].shape[0])
-        max_rows = space[6].shape[1] if max_rows <= space[6].shape[1] else max(max_rows, 2 * space[6].shape[1])
+        max_rows = space[7].shape[1] if max_rows <= space[7].shape[1] else max(max_rows, 2 * space[7].shape[1])
     return (
         _blocks_scratch(n_blocks, n_bins, n_slots), np.zeros((n_blocks, n_bins, n_slots), dtype=np.int64),
         np.empty((n_blocks, n_bins, n_slots), dtype=np.int64), np.empty((n_blocks, n_bins), dtype=np.int64),
+        np.zeros((n_blocks, OCCUPIED_WORDS), dtype=np.uint64),
         np.empty((n_blocks, X_binned.shape[1], max_rows), dtype=X_binned.dtype),
         np.empty((n_blocks, max_rows), dtype=np.int64), np.empty((n_blocks, max_rows, n_stats), dtype=np.int64),
     )
@@ -142,21 +154,11 @@ def _best_threshold(
     """
     n_slots = feature_hist.shape[1]
     n_stat_slots = n_slots - 1
-    unconstrained = monotonic == 0 and lower == -math.inf and upper == math.inf
-    kind = base_criterion(criterion)
-    one_output = criterion_outputs(criterion) == 1
-    # Criteria of two statistics and the count (``_best_pair_threshold``): newton's (gradient, hessian), squared
-    # error's (w, w y; its w y^2 is no part of a gain), two classes' gini (w_0, w_1).
-    pair = (
-        (kind == NEWTON and n_slots == 3) or (kind == SQUARED_ERROR and one_output)
-        or (kind == GINI and one_output and n_slots == 3)
-    )
-    if pair and draw < 0.0 and unconstrained:
-        first_slot, second_slot = (1, 0) if kind == SQUARED_ERROR else (0, 1)
+    pair, gini, first_slot, second_slot, pair_regularization = _pair_criterion(criterion, n_slots, regularization)
+    if pair and draw < 0.0 and _unconstrained(monotonic, lower, upper):
         return _best_pair_threshold(
-            feature_hist, node_totals, low_bin, n_bins_non_missing, missing_bin, kind == GINI, first_slot,
-            second_slot, inv_scales, regularization if kind == NEWTON else (0.0, 0.0), min_samples_leaf,
-            min_weight_leaf, left_sums, bin_gains,
+            feature_hist, node_totals, low_bin, n_bins_non_missing, missing_bin, gini, first_slot, second_slot,
+            inv_scales, pair_regularization, min_samples_leaf, min_weight_leaf, left_sums, bin_gains,
         )
     # The arrays every candidate's gain reads, borrowed (``borrow``): no atomic counts per candidate.
     node_totals, inv_scales, left, left_with_missing = (
@@ -330,17 +332,13 @@ def _best_pair_threshold(
     compare both). ``left_sums`` (4, n_bins) int64 and ``bin_gains`` (2, n_bins) float64: scratch.
     """
     count_slot = feature_hist.shape[1] - 1
-    inv_first, inv_second = inv_scales[first_slot], inv_scales[second_slot]
-    total_first, total_second = node_totals[first_slot], node_totals[second_slot]
-    total_count = node_totals[count_slot]
-    cost = _pair_cost(gini, total_first * inv_first, total_second * inv_second, regularization)
     missing_first, missing_second = feature_hist[missing_bin, first_slot], feature_hist[missing_bin, second_slot]
     missing_count = feature_hist[missing_bin, count_slot]
     left_first, left_second, left_count, candidate_bin = left_sums[0], left_sums[1], left_sums[2], left_sums[3]
     # Only a candidate with min_samples_leaf rows on each side (the missing rows on either) can win; the left
     # count grows with the bin, so the others are skipped and the scan ends past the last one (as
     # HistGradientBoosting's splitter does): a deep node's scan costs its few candidates, not its span.
-    lowest_count, highest_count = min_samples_leaf - missing_count, total_count - min_samples_leaf
+    lowest_count, highest_count = min_samples_leaf - missing_count, node_totals[count_slot] - min_samples_leaf
     first, second, count = 0, 0, 0
     # Unsigned indices: numba leaves out the negative-index wraparound.
     n_candidates = np.uint64(0)
@@ -353,6 +351,60 @@ def _best_pair_threshold(
         left_first[n_candidates], left_second[n_candidates], left_count[n_candidates] = first, second, count
         candidate_bin[n_candidates] = bin_idx
         n_candidates += np.uint64((feature_hist[bin_idx, count_slot] != 0) & (count >= lowest_count))
+    return _best_pair_candidate(
+        left_sums, n_candidates, missing_first, missing_second, missing_count, node_totals, gini, first_slot,
+        second_slot, inv_scales, regularization, min_samples_leaf, min_weight_leaf, bin_gains,
+    )
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _best_pair_threshold_of_occupied(
+    feature_hist, occupied_words, missing_bin, node_totals, gini, first_slot, second_slot, inv_scales,
+    regularization, min_samples_leaf, min_weight_leaf, left_sums, bin_gains,
+):
+    """``_best_pair_threshold`` of a feature histogram whose occupied bins are the bits of ``occupied_words``
+    (``_add_feature_rows``): the same candidates, read at the occupied bins only, in increasing order (an empty
+    bin is no candidate; nor is the missing values' bin, the last, where the left count reaches every row).
+    Zeroes ``occupied_words``."""
+    count_slot = node_totals.shape[0] - 1
+    missing_count = feature_hist[missing_bin, count_slot]
+    left_first, left_second, left_count, candidate_bin = left_sums[0], left_sums[1], left_sums[2], left_sums[3]
+    lowest_count, highest_count = min_samples_leaf - missing_count, node_totals[count_slot] - min_samples_leaf
+    first, second, count = 0, 0, 0
+    n_candidates = 0
+    for word_idx in range(occupied_words.shape[0]):
+        word = occupied_words[word_idx]
+        occupied_words[word_idx] = 0
+        while word != 0 and count <= highest_count:
+            bin_idx = 64 * word_idx + np.int64(trailing_zeros(word))
+            word &= word - np.uint64(1)
+            first += feature_hist[bin_idx, first_slot]
+            second += feature_hist[bin_idx, second_slot]
+            count += feature_hist[bin_idx, count_slot]
+            left_first[n_candidates], left_second[n_candidates], left_count[n_candidates] = first, second, count
+            candidate_bin[n_candidates] = bin_idx
+            n_candidates += (count >= lowest_count) & (count <= highest_count)
+    return _best_pair_candidate(
+        left_sums, n_candidates, feature_hist[missing_bin, first_slot], feature_hist[missing_bin, second_slot],
+        missing_count, node_totals, gini, first_slot, second_slot, inv_scales, regularization, min_samples_leaf,
+        min_weight_leaf, bin_gains,
+    )
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _best_pair_candidate(
+    left_sums, n_candidates, missing_first, missing_second, missing_count, node_totals, gini, first_slot,
+    second_slot, inv_scales, regularization, min_samples_leaf, min_weight_leaf, bin_gains,
+):
+    """``_best_pair_threshold``'s last two passes: the gain of each of the ``n_candidates`` candidates of
+    ``left_sums`` (left sums and bin), missing values right then left, and the first of the largest gain.
+    Returns ``(gain, bin, missing_left)``."""
+    count_slot = node_totals.shape[0] - 1
+    inv_first, inv_second = inv_scales[first_slot], inv_scales[second_slot]
+    total_first, total_second = node_totals[first_slot], node_totals[second_slot]
+    total_count = node_totals[count_slot]
+    cost = _pair_cost(gini, total_first * inv_first, total_second * inv_second, regularization)
+    left_first, left_second, left_count, candidate_bin = left_sums[0], left_sums[1], left_sums[2], left_sums[3]
     gains, gains_missing_left = bin_gains[0], bin_gains[1]
     best_gain = -math.inf
     for candidate in range(n_candidates):
@@ -379,6 +431,37 @@ def _best_pair_threshold(
         if missing_count > 0 and gains_missing_left[candidate] == best_gain:
             return best_gain, candidate_bin[candidate], True
     return -math.inf, NO_SPLIT, False
+
+
+@njit(cache=True, inline="always")
+def _pair_criterion(criterion, n_slots, regularization):
+    """Whether ``criterion`` (of ``n_slots`` slots) has two statistics and the count, as
+    ``_best_pair_threshold`` takes them: ``(pair, gini, first_slot, second_slot, regularization)``.
+
+    newton's (gradient, hessian), squared error's (w, w y; its w y^2 is no part of a gain), two classes' gini
+    (w_0, w_1); the regularization is newton's, else none.
+    """
+    kind = base_criterion(criterion)
+    one_output = criterion_outputs(criterion) == 1
+    pair = (
+        (kind == NEWTON and n_slots == 3) or (kind == SQUARED_ERROR and one_output)
+        or (kind == GINI and one_output and n_slots == 3)
+    )
+    first_slot, second_slot = (1, 0) if kind == SQUARED_ERROR else (0, 1)
+    return pair, kind == GINI, first_slot, second_slot, regularization if kind == NEWTON else (0.0, 0.0)
+
+
+@njit(cache=True, inline="always")
+def _unconstrained(monotonic, lower, upper):
+    """Whether a (node, feature) has no monotonic constraint and no value bounds."""
+    return monotonic == 0 and lower == -math.inf and upper == math.inf
+
+
+@njit(cache=True, inline="always")
+def _scans_occupied_bins(categorical_features, monotonic_cst, value_bounds, node, feature_idx):
+    """Whether a node's feature is numeric and unconstrained, as ``_best_pair_threshold_of_occupied`` takes it."""
+    monotonic, lower, upper = split_constraint(monotonic_cst, value_bounds, node, feature_idx)
+    return category_position(categorical_features, feature_idx) < 0 and _unconstrained(monotonic, lower, upper)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -583,8 +666,10 @@ def _search_row_nodes(
     """The splits of the nodes ``row_nodes``, from one-feature histograms of their rows, built in turn in a
     small buffer: a node's rows are added, the histogram scanned by ``_best_threshold`` and the same rows' bins
     cleared, so no node-sized histogram is written; scans run from the node's lowest to its highest non-missing
-    bin of the feature, so a node costs its rows and the span of their bins, not ``n_bins``. A node's bins (feature
-    by feature), first slots and statistics are gathered once (``_gather_node_rows``) for all its features. The
+    bin of the feature, so a node costs its rows and the span of their bins, not ``n_bins``; a small node in a
+    criterion of two statistics, its rows and their occupied bins (``_best_pair_threshold_of_occupied``). A
+    node's bins (feature by feature), first slots and statistics are gathered once (``_gather_node_rows``) for
+    all its features. The
     nodes go in at most as many blocks as ``space`` (``row_search_space``, room for the largest node) has, each
     with its own buffers."""
     n_features, n_slots = feature_mask.shape[1], totals.shape[1]
@@ -604,8 +689,11 @@ def _search_row_nodes(
         borrowed(categorical_features), borrowed(monotonic_cst), borrowed(value_bounds), borrowed(min_weight_leaf)
     )
     random_thresholds = threshold_draws.shape[0] > 0
+    pair, gini, first_slot, second_slot, pair_regularization = _pair_criterion(criterion, n_slots, regularization)
+    pairs_without_draws = pair and not random_thresholds
     n_row_nodes = row_nodes.shape[0]
-    blocks_scratch, feature_hists, compact_hists, occupied_bins, gathered_bins, gathered_slots, gathered_stats = space
+    (blocks_scratch, feature_hists, compact_hists, occupied_bins, occupied_bitsets, gathered_bins, gathered_slots,
+     gathered_stats) = space
     n_blocks = min(n_row_nodes, feature_hists.shape[0])
     for block in prange(n_blocks):
         first, end = block * n_row_nodes // n_blocks, (block + 1) * n_row_nodes // n_blocks
@@ -614,6 +702,8 @@ def _search_row_nodes(
         feature_hist, compact_hist, occupied = (
             borrowed(feature_hists[block]), borrowed(compact_hists[block]), borrowed(occupied_bins[block])
         )
+        occupied_words = borrowed(occupied_bitsets[block])
+        no_words = occupied_words[:0]
         node_bins, node_slots, node_stats = (
             borrowed(gathered_bins[block]), borrowed(gathered_slots[block]), borrowed(gathered_stats[block])
         )
@@ -622,11 +712,27 @@ def _search_row_nodes(
                 X_binned, sample_indices, node_start[node], node_stop[node], sample_counts[node_tree[node]],
                 node_tree[node] * stats_stride, row_slot, row_stats, node_bins, node_slots, node_stats,
             )
+            # Each feature of a small node, in a criterion of two statistics: its occupied bins only.
+            scans_occupied = pairs_without_draws and n_rows <= OCCUPIED_MAX_ROWS
             for feature_idx in range(n_features):
                 best_gain, best_bin, best_missing_left = -math.inf, NO_SPLIT, False
-                if feature_mask[node, feature_idx]:
-                    low_bin, bins_used = _add_feature_rows(
+                if not feature_mask[node, feature_idx]:
+                    pass
+                elif scans_occupied and _scans_occupied_bins(
+                    categorical_features, monotonic_cst, value_bounds, node, feature_idx
+                ):
+                    _add_feature_rows(
                         feature_hist, node_bins[feature_idx], node_slots, node_stats, n_rows, missing_bin,
+                        occupied_words,
+                    )
+                    best_gain, best_bin, best_missing_left = _best_pair_threshold_of_occupied(
+                        feature_hist, occupied_words, missing_bin, totals[node], gini, first_slot, second_slot,
+                        inv_scales, pair_regularization, min_samples_leaf, min_weight_leaf[node], left_sums, bin_gains,
+                    )
+                    _clear_feature_rows(feature_hist, node_bins[feature_idx], n_rows)
+                else:
+                    low_bin, bins_used = _add_feature_rows(
+                        feature_hist, node_bins[feature_idx], node_slots, node_stats, n_rows, missing_bin, no_words
                     )
                     draw = threshold_draws[node, feature_idx] if random_thresholds else -1.0
                     position = category_position(categorical_features, feature_idx)
@@ -666,7 +772,7 @@ def _search_row_nodes(
             if best_feature == NO_SPLIT:
                 continue
             _, bins_used = _add_feature_rows(
-                feature_hist, node_bins[best_feature], node_slots, node_stats, n_rows, missing_bin,
+                feature_hist, node_bins[best_feature], node_slots, node_stats, n_rows, missing_bin, no_words
             )
             if position >= 0:
                 out_missing_left[node] = finish_category_split(
@@ -743,8 +849,9 @@ def _gather_node_rows(
 
 
 @njit(cache=True)
-def _add_feature_rows(feature_hist, feature_bins, node_slots, node_stats, n_rows, missing_bin):
-    """Add a node's gathered rows (``_gather_node_rows``) to one feature's histogram (n_bins, n_slots).
+def _add_feature_rows(feature_hist, feature_bins, node_slots, node_stats, n_rows, missing_bin, occupied_words):
+    """Add a node's gathered rows (``_gather_node_rows``) to one feature's histogram (n_bins, n_slots), and
+    set the bit of each bin they fall in in ``occupied_words`` (OCCUPIED_WORDS,) uint64, unless it is empty.
 
     Returns ``(low_bin, bins_used)``: their lowest non-missing bin and one past
     their highest (``(missing_bin, 0)`` when none): the bins a scan needs.
@@ -754,21 +861,22 @@ def _add_feature_rows(feature_hist, feature_bins, node_slots, node_stats, n_rows
     """
     n_stats = node_stats.shape[1]
     if n_stats == 1:
-        return _add_rows_1(feature_hist, feature_bins, node_slots, node_stats, n_rows, missing_bin)
+        return _add_rows_1(feature_hist, feature_bins, node_slots, node_stats, n_rows, missing_bin, occupied_words)
     if n_stats == 2:
-        return _add_rows_2(feature_hist, feature_bins, node_slots, node_stats, n_rows, missing_bin)
+        return _add_rows_2(feature_hist, feature_bins, node_slots, node_stats, n_rows, missing_bin, occupied_words)
     if n_stats == 3:
-        return _add_rows_3(feature_hist, feature_bins, node_slots, node_stats, n_rows, missing_bin)
-    return _add_rows_any(feature_hist, feature_bins, node_slots, node_stats, n_rows, missing_bin)
+        return _add_rows_3(feature_hist, feature_bins, node_slots, node_stats, n_rows, missing_bin, occupied_words)
+    return _add_rows_any(feature_hist, feature_bins, node_slots, node_stats, n_rows, missing_bin, occupied_words)
 
 
 def _add_rows_for(n_stats):
     """``_add_feature_rows`` for ``n_stats`` statistics per row, a constant (0: ``node_stats.shape[1]``)."""
 
     @njit(cache=True)
-    def add_rows(feature_hist, feature_bins, node_slots, node_stats, n_rows, missing_bin):
+    def add_rows(feature_hist, feature_bins, node_slots, node_stats, n_rows, missing_bin, occupied_words):
         count_slot = np.uint64(feature_hist.shape[1] - 1)
         stats_per_row = n_stats if n_stats else node_stats.shape[1]
+        marks_bins = occupied_words.shape[0] > 0
         low_bin, bins_used = missing_bin, 0
         # Unsigned indices: numba leaves out the negative-index wraparound (2x faster).
         for k in range(np.uint64(n_rows)):
@@ -777,6 +885,8 @@ def _add_rows_for(n_stats):
             for stat_idx in range(np.uint64(stats_per_row)):
                 feature_hist[bin_idx, first_slot + stat_idx] += node_stats[k, stat_idx]
             feature_hist[bin_idx, count_slot] += 1
+            if marks_bins:
+                occupied_words[bin_idx >> np.uint64(6)] |= np.uint64(1) << (bin_idx & np.uint64(63))
             if np.int64(bin_idx) != missing_bin:
                 low_bin = min(low_bin, np.int64(bin_idx))
                 bins_used = max(bins_used, np.int64(bin_idx) + 1)
