@@ -833,3 +833,17 @@ def test_pair_scan_of_the_occupied_bins_equals_the_generic_scan_bit_for_bit(crit
             assert not occupied_words.any()
             n_found += found[1] != NO_SPLIT
     assert n_found >= 5  # not vacuous
+
+
+@pytest.mark.parametrize("n_slots", [2, 3, 4, 6])
+def test_clearing_a_nodes_rows_zeroes_their_bins_only(n_slots):
+    """``_clear_feature_rows`` (compiled per count of slots) zeroes every slot of the bins the rows fall in, and
+    no other bin."""
+    rng = np.random.default_rng(n_slots)
+    feature_hist = rng.integers(1, 100, (64, n_slots))
+    feature_bins = rng.integers(0, 64, 20).astype(np.uint8)
+    expected = feature_hist.copy()
+    expected[feature_bins[:15]] = 0
+    splitting._clear_feature_rows(feature_hist, feature_bins, 15)
+    np.testing.assert_array_equal(feature_hist, expected)
+    assert feature_hist.any()  # not vacuous
