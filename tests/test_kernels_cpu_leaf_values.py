@@ -23,7 +23,12 @@ except ImportError:
 
 @pytest.mark.parametrize("criterion", CRITERIA)
 @pytest.mark.parametrize("seed", range(2))
-def test_node_values_match_reference(criterion, seed):
+@pytest.mark.parametrize(
+    "kernel, n_copies",
+    # level_node_values: a few nodes in one loop, as many as PARALLEL_MIN_NODES copies of them in parallel.
+    [("node_values", 1), ("level_node_values", 1), ("level_node_values", leaf_values.PARALLEL_MIN_NODES)],
+)
+def test_node_values_match_reference(criterion, seed, kernel, n_copies):
     rng = np.random.default_rng(400 + seed)
     rows = make_rows(rng)
     stats = make_statistics(rng, criterion, rows["X_binned"].shape[0], 0.7 * seed, 3.0 * seed)
@@ -33,13 +38,13 @@ def test_node_values_match_reference(criterion, seed):
     keep = [
         i for i, (value, _, weight) in enumerate(expected) if weight > 0 and (criterion != "poisson" or value[0] > 0)
     ]
-    totals = totals[keep]
-    expected = [expected[i] for i in keep]
+    totals = np.tile(totals[keep], (n_copies, 1))
+    expected = [expected[i] for i in keep] * n_copies
     n_values = N_CLASSES if criterion in ref.CLASSIFICATION else 1
     values = np.full((totals.shape[0], n_values), np.nan)
     impurity = np.full(totals.shape[0], np.nan)
     weight = np.full(totals.shape[0], np.nan)
-    leaf_values.node_values(
+    getattr(leaf_values, kernel)(
         CRITERION_ID[criterion], totals, stats.inv_scales, stats.regularization, values, impurity, weight
     )
     for node, (expected_value, expected_impurity, expected_weight) in enumerate(expected):

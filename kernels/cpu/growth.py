@@ -29,8 +29,8 @@ from ...level import allowed_splits, histogram_plan, number_children, split_chil
 from ..common import FROM_ROWS, NOT_SEARCHED
 from .chunks import chunk_rows_for
 from .histogram import _build_histograms, _subtract_histograms
-from .leaf_values import node_values
-from .partitioning import _apply_splits
+from .leaf_values import level_node_values
+from .partitioning import apply_splits_in_tasks
 from .sampling import feature_masks, threshold_draws
 from .splitting import (
     _finish_histogram_nodes, _record_unsearched, _scan_histogram_nodes, _search_row_nodes, row_search_space,
@@ -297,7 +297,7 @@ def _table_records(table, committed, n_trees, n_values, n_words):
 
 @njit(cache=True)
 def _node_stats(tree, depth, totals, search, rules, n_values):
-    """``(values, impurity, weight, splittable, needs_hist)`` of nodes: ``node_values``, then
+    """``(values, impurity, weight, splittable, needs_hist)`` of nodes: ``level_node_values``, then
     ``level.stopping_rules``."""
     criterion, inv_scales, regularization = search[4], search[5], search[6]
     (min_weight_leaf, _, _, max_depth, min_samples_split, min_samples_leaf, stops_when_pure, min_rows_histogram,
@@ -305,7 +305,7 @@ def _node_stats(tree, depth, totals, search, rules, n_values):
     n_nodes = tree.shape[0]
     values = np.empty((n_nodes, n_values))
     impurity, weight = np.empty(n_nodes), np.empty(n_nodes)
-    node_values(criterion, totals, inv_scales, regularization, values, impurity, weight)
+    level_node_values(criterion, totals, inv_scales, regularization, values, impurity, weight)
     counts = np.ascontiguousarray(totals[:, totals.shape[1] - 1])
     splittable, needs_hist = stopping_rules(
         counts, depth, weight, impurity, tree, min_weight_leaf, max_depth, min_samples_split, min_samples_leaf,
@@ -432,12 +432,12 @@ def _partition(rows, search, tree, depth, start, stop, totals, split, n_threads)
     n_left = np.ascontiguousarray(left_totals[:, left_totals.shape[1] - 1])
     chunk_rows = chunk_rows_for(int((stop - start).sum()), n_threads)
     if categorical_features.shape[0] > 0 and categorical.any():
-        _apply_splits(
+        apply_splits_in_tasks(
             X_binned, sample_indices, scratch, start, stop, n_left, feature, bin_idx, missing_left, missing_bin,
             categorical, category_bitset, chunk_rows,
         )
     else:
-        _apply_splits(
+        apply_splits_in_tasks(
             X_binned, sample_indices, scratch, start, stop, n_left, feature, bin_idx, missing_left, missing_bin,
             None, None, chunk_rows,
         )

@@ -7,6 +7,9 @@ from ..common import node_values_at
 from .prefetch import PREFETCH_DISTANCE, prefetch_row
 
 RANGE_CHUNK = 16384  # positions per task of add_range_values
+# Nodes below which ``level_node_values`` computes without threads: a node's values take tens of nanoseconds, a
+# parallel loop's start and end microseconds (more on a busy machine, slow to give a second thread).
+PARALLEL_MIN_NODES = 256
 
 
 @njit(parallel=True, cache=True)
@@ -26,6 +29,16 @@ def node_values(criterion, totals, inv_scales, regularization, out_value, out_im
     out_impurity, out_weight : ndarray of shape (n_nodes,), dtype float64
     """
     for node in prange(totals.shape[0]):
+        node_values_at(criterion, totals, node, inv_scales, regularization, out_value, out_impurity, out_weight)
+
+
+@njit(cache=True)
+def level_node_values(criterion, totals, inv_scales, regularization, out_value, out_impurity, out_weight):
+    """``node_values`` of a level's nodes: in parallel from ``PARALLEL_MIN_NODES`` nodes, else in one loop."""
+    if totals.shape[0] >= PARALLEL_MIN_NODES:
+        node_values(criterion, totals, inv_scales, regularization, out_value, out_impurity, out_weight)
+        return
+    for node in range(totals.shape[0]):
         node_values_at(criterion, totals, node, inv_scales, regularization, out_value, out_impurity, out_weight)
 
 
