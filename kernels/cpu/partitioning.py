@@ -119,7 +119,7 @@ def _partition_task(
 def _copy_back(sample_indices, scratch, start, stop, n_chunk_left, left_to, right_to):
     """Copy a task's rows from ``scratch`` (``_partition_chunk``'s layout) to ``sample_indices``: its
     ``n_chunk_left`` left rows from ``left_to`` on, its right ones from ``right_to`` on, in order."""
-    # Unsigned indices here and below: numba leaves out the negative-index wraparound (1.4x faster).
+    # Unsigned indices: numba leaves out the negative-index wraparound (1.4x faster).
     for k in range(n_chunk_left):
         sample_indices[np.uint64(left_to + k)] = scratch[np.uint64(start + k)]
     for k in range(stop - start - n_chunk_left):

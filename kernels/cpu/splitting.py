@@ -670,9 +670,8 @@ def _search_row_nodes(
     bin of the feature, so a node costs its rows and the span of their bins, not ``n_bins``; a small node in a
     criterion of two statistics, its rows and their occupied bins (``_best_pair_threshold_of_occupied``). A
     node's bins (feature by feature), first slots and statistics are gathered once (``_gather_node_rows``) for
-    all its features. The
-    nodes go in at most as many blocks as ``space`` (``row_search_space``, room for the largest node) has, each
-    with its own buffers."""
+    all its features. The nodes go in at most as many blocks as ``space`` (``row_search_space``, room for the
+    largest node) has, each with its own buffers."""
     n_features, n_slots = feature_mask.shape[1], totals.shape[1]
     # The arrays of every node's and feature's calls, borrowed (``borrow``).
     X_binned, sample_indices, sample_counts, row_slot, row_stats, totals, bin_values, inv_scales = (
@@ -717,51 +716,53 @@ def _search_row_nodes(
             scans_occupied = pairs_without_draws and n_rows <= OCCUPIED_MAX_ROWS
             for feature_idx in range(n_features):
                 best_gain, best_bin, best_missing_left = -math.inf, NO_SPLIT, False
-                if not feature_mask[node, feature_idx]:
-                    pass
-                elif scans_occupied and _scans_occupied_bins(
-                    categorical_features, monotonic_cst, value_bounds, node, feature_idx
-                ):
-                    _add_feature_rows(
-                        feature_hist, node_bins[feature_idx], node_slots, node_stats, n_rows, missing_bin,
-                        occupied_words,
-                    )
-                    best_gain, best_bin, best_missing_left = _best_pair_threshold_of_occupied(
-                        feature_hist, occupied_words, missing_bin, totals[node], gini, first_slot, second_slot,
-                        inv_scales, pair_regularization, min_samples_leaf, min_weight_leaf[node], left_sums, bin_gains,
-                    )
-                    _clear_feature_rows(feature_hist, node_bins[feature_idx], n_rows)
-                else:
-                    low_bin, bins_used = _add_feature_rows(
-                        feature_hist, node_bins[feature_idx], node_slots, node_stats, n_rows, missing_bin, no_words
-                    )
-                    draw = threshold_draws[node, feature_idx] if random_thresholds else -1.0
-                    position = category_position(categorical_features, feature_idx)
-                    monotonic, lower, upper = split_constraint(monotonic_cst, value_bounds, node, feature_idx)
-                    if position >= 0:
-                        best_gain, best_bin, best_missing_left = _best_category_split(
-                            feature_hist, totals[node], low_bin, bins_used, missing_bin, draw, criterion,
-                            inv_scales, regularization, min_samples_leaf, min_weight_leaf[node], lower, upper,
-                            scan[0], scan[1], categories, keys, category_bits[node, position],
+                if feature_mask[node, feature_idx]:
+                    if scans_occupied and _scans_occupied_bins(
+                        categorical_features, monotonic_cst, value_bounds, node, feature_idx
+                    ):
+                        _add_feature_rows(
+                            feature_hist, node_bins[feature_idx], node_slots, node_stats, n_rows, missing_bin,
+                            occupied_words,
                         )
-                    elif draw < 0.0 and n_rows <= SPARSE_MAX_ROWS and SPARSE_SPAN_RATIO * n_rows < bins_used - low_bin:
-                        n_occupied = _compact_feature_hist(
-                            feature_hist, node_bins[feature_idx], n_rows, missing_bin, occupied, compact_hist
+                        best_gain, best_bin, best_missing_left = _best_pair_threshold_of_occupied(
+                            feature_hist, occupied_words, missing_bin, totals[node], gini, first_slot, second_slot,
+                            inv_scales, pair_regularization, min_samples_leaf, min_weight_leaf[node], left_sums,
+                            bin_gains,
                         )
-                        best_gain, best_bin, best_missing_left = _best_threshold(
-                            compact_hist, totals[node], np.int64(0), n_occupied, n_occupied, draw,
-                            bin_values[feature_idx], criterion, inv_scales, regularization, min_samples_leaf,
-                            min_weight_leaf[node], monotonic, lower, upper, *scan,
-                        )
-                        if best_bin != NO_SPLIT:
-                            best_bin = occupied[best_bin]
+                        _clear_feature_rows(feature_hist, node_bins[feature_idx], n_rows)
                     else:
-                        best_gain, best_bin, best_missing_left = _best_threshold(
-                            feature_hist, totals[node], low_bin, bins_used, missing_bin, draw,
-                            bin_values[feature_idx], criterion, inv_scales, regularization, min_samples_leaf,
-                            min_weight_leaf[node], monotonic, lower, upper, *scan,
+                        low_bin, bins_used = _add_feature_rows(
+                            feature_hist, node_bins[feature_idx], node_slots, node_stats, n_rows, missing_bin, no_words
                         )
-                    _clear_feature_rows(feature_hist, node_bins[feature_idx], n_rows)
+                        draw = threshold_draws[node, feature_idx] if random_thresholds else -1.0
+                        position = category_position(categorical_features, feature_idx)
+                        monotonic, lower, upper = split_constraint(monotonic_cst, value_bounds, node, feature_idx)
+                        if position >= 0:
+                            best_gain, best_bin, best_missing_left = _best_category_split(
+                                feature_hist, totals[node], low_bin, bins_used, missing_bin, draw, criterion,
+                                inv_scales, regularization, min_samples_leaf, min_weight_leaf[node], lower, upper,
+                                scan[0], scan[1], categories, keys, category_bits[node, position],
+                            )
+                        elif draw < 0.0 and n_rows <= SPARSE_MAX_ROWS and (
+                            SPARSE_SPAN_RATIO * n_rows < bins_used - low_bin
+                        ):
+                            n_occupied = _compact_feature_hist(
+                                feature_hist, node_bins[feature_idx], n_rows, missing_bin, occupied, compact_hist
+                            )
+                            best_gain, best_bin, best_missing_left = _best_threshold(
+                                compact_hist, totals[node], np.int64(0), n_occupied, n_occupied, draw,
+                                bin_values[feature_idx], criterion, inv_scales, regularization, min_samples_leaf,
+                                min_weight_leaf[node], monotonic, lower, upper, *scan,
+                            )
+                            if best_bin != NO_SPLIT:
+                                best_bin = occupied[best_bin]
+                        else:
+                            best_gain, best_bin, best_missing_left = _best_threshold(
+                                feature_hist, totals[node], low_bin, bins_used, missing_bin, draw,
+                                bin_values[feature_idx], criterion, inv_scales, regularization, min_samples_leaf,
+                                min_weight_leaf[node], monotonic, lower, upper, *scan,
+                            )
+                        _clear_feature_rows(feature_hist, node_bins[feature_idx], n_rows)
                 gains[node, feature_idx] = best_gain
                 bins[node, feature_idx] = best_bin
                 missing_left[node, feature_idx] = best_missing_left
