@@ -5,7 +5,8 @@ The method: the parent generates the data once and saves it, with its parsed opt
 a temporary folder; each library then fits and predicts in its own child process (the
 script run again with ``--only LIBRARY``), so that each fit's peak memory is its own.
 A child first fits its library once on tiny data (one-off costs: JIT compile, thread
-pools, CUDA context), reported apart, then measures the fit (1 run), the prediction
+pools, CUDA context; gpuforest also bins the training rows), reported apart, and with
+gpuforest counts the kernels its fit still compiles; then measures the fit (1 run), the prediction
 (best of 3), the test scores and the peak resident memory (VmHWM) during the fit. With
 ``--runs N`` the parent runs the libraries in turn N times (so that a slow spell of a
 shared machine falls on all of them) and keeps each library's run of fastest fit, with
@@ -16,6 +17,7 @@ Imported by the scripts of this folder, which run as ``python benchmarks/<script
 """
 
 import argparse
+import contextlib
 import ctypes
 import gc
 import json
@@ -114,14 +116,15 @@ def measure(library, version, make_estimator, parameters, data, warm_up_data, pr
     returns the test scores, a dict (its keys become the row's, after ``predict_s``).
     """
     X_train, y_train, X_test, y_test = data
-    warm_up_seconds = _warm_up_seconds(make_estimator, predict, *warm_up_data[:2])
+    warm_up_seconds = _warm_up_seconds(library, make_estimator, predict, *warm_up_data[:2], X_train)
     release_free_memory()
     # Baseline: the data and the library are loaded. With the peak reset, the fit's peak is
     # measured from the memory in use now; without, from the peak so far (a lower bound).
     reset = reset_peak_rss()
     baseline_mb = peak_rss_mb()
     estimator = make_estimator()
-    fit_seconds, _ = best_time(lambda: estimator.fit(X_train, y_train))
+    with _device_counts(library) as counts:
+        fit_seconds, _ = best_time(lambda: estimator.fit(X_train, y_train))
     fit_peak_mb = peak_rss_mb()
     predict_seconds, predictions = best_time(lambda: predict(estimator, X_test), repeats=3)
     row = {
@@ -131,6 +134,7 @@ def measure(library, version, make_estimator, parameters, data, warm_up_data, pr
         "predict_s": predict_seconds,
         **score(estimator, y_test, predictions),
         "warm_up_s": warm_up_seconds,
+        "fit_compilations": None if counts is None else counts.compilations,
         "baseline_rss_mb": baseline_mb,
         "fit_peak_rss_mb": fit_peak_mb,
         "fit_peak_rss_increase_mb": fit_peak_mb - baseline_mb,
@@ -141,10 +145,26 @@ def measure(library, version, make_estimator, parameters, data, warm_up_data, pr
     return row, estimator
 
 
-def _warm_up_seconds(make_estimator, predict, X_tiny, y_tiny):
-    """One-off costs (JIT compile, thread pools, CUDA context): a fit and a prediction on tiny data."""
+def _device_counts(library):
+    """gpuforest's ``Backend.counting`` (what its fit does to a GPU: the kernels it compiles after the warm-up),
+    or a block that counts nothing for the peers."""
+    if library != "gpuforest":
+        return contextlib.nullcontext()
+    from gpuforest.backend import get_backend
+
+    return get_backend("cpu").counting()  # the counts are the process's, whatever the backend
+
+
+def _warm_up_seconds(library, make_estimator, predict, X_tiny, y_tiny, X_train):
+    """One-off costs (JIT compile, thread pools, CUDA context): a fit and a prediction on tiny data. gpuforest's
+    also bins ``X_train``: fits of more than ``binning.SUBSAMPLE`` rows draw the binning's subsample with a kernel
+    of its own, which the tiny fit does not compile (about a second on a fresh cache)."""
     estimator = make_estimator()
     seconds, _ = best_time(lambda: predict(estimator.fit(X_tiny, y_tiny), X_tiny))
+    if library == "gpuforest":
+        from gpuforest.binning import BinMapper
+
+        seconds += best_time(lambda: BinMapper(random_state=0).fit(X_train))[0]
     return seconds
 
 
@@ -257,6 +277,7 @@ def run_report(script, args, make_data, **settings):
         "device": args.device,
         "runs": args.runs,
         "gpuforest_compile_s": ours["warm_up_s"] if ours else None,
+        "gpuforest_fit_compilations": ours.get("fit_compilations") if ours else None,
         "rows": rows,
     }
 
@@ -299,7 +320,8 @@ def method_lines(title, report):
         f"{machine['load_average_before'][0]:.1f} / {machine['load_average_after'][0]:.1f}.",
         "Each library fits and predicts in its own process on the same data; times are the best of "
         f"{_runs_text(result.get('runs', 1))}1 fit / 3 predicts, after a warm-up fit on "
-        f"{WARM_UP_SAMPLES:,} rows (reported apart, not included: gpuforest's is its one-off JIT compile). "
+        f"{WARM_UP_SAMPLES:,} rows (reported apart, not included: gpuforest's is its one-off JIT compile, "
+        "with the binning of the training rows, whose subsample draw the tiny fit does not compile). "
         "Peak memory is the process's peak resident memory (VmHWM) during the fit: absolute, and its "
         "increase over the memory in use just before the fit (data and library loaded, peak reset). "
         "Host memory only: device memory is not counted. Ratios are peer time / gpuforest time "
@@ -345,7 +367,10 @@ def compile_lines(result):
     """The line on gpuforest's one-off compile time, if it ran."""
     if result["gpuforest_compile_s"] is None:
         return []
-    return ["", f"gpuforest compile (one-off): {result['gpuforest_compile_s']:.1f} s."]
+    line = f"gpuforest compile (one-off): {result['gpuforest_compile_s']:.1f} s."
+    if result.get("device") == "cuda" and result.get("gpuforest_fit_compilations") is not None:
+        line += f" Kernels compiled in the timed fit, after the warm-up: {result['gpuforest_fit_compilations']}."
+    return ["", line]
 
 
 def settings_lines(rows, estimator_name, notes):

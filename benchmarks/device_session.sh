@@ -40,13 +40,14 @@ print('xgboost', xgboost.__version__, 'fits on the GPU')" 2>&1 | tee -a "$log" &
 fi
 
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '_')
-# STEPS picks the steps and their order (default: all); FOREST_DEVICES the forest benchmark's devices.
+# STEPS picks the steps and their order (default: all); TESTS_K a -k expression of the tests to run;
+# FOREST_DEVICES the forest benchmark's devices.
 for bench in ${STEPS:-tests phases gpu forest boosting contributions}; do
     case $bench in
     tests)
         step gpu tests
         GPUFOREST_REAL_CUDA=1 GPUFOREST_FAILURES="$OUT/gpu_test_failures.txt" timeout "${TESTS_S:-240}" python3 -m pytest -m gpu tests/gpu -v --tb=short -p no:cacheprovider \
-            -n "${TESTS_WORKERS:-16}" --durations=5 2>&1 | tee -a "$log" ;;
+            -n "${TESTS_WORKERS:-16}" --durations=5 ${TESTS_K:+-k "$TESTS_K"} 2>&1 | tee -a "$log" ;;
     phases)
         step gpu_phases
         timeout "${PHASES_S:-80}" python3 benchmarks/gpu_phases.py --output "benchmarks/results/gpu_phases_${card}" \

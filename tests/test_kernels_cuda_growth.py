@@ -4,7 +4,8 @@ Under numba's simulator (tiny data) each model is fitted on the CPU and on the C
 growth runs every level on the device from the roots: the trees must be equal array by array, node numbering
 included, and boosting's later rounds (which read the leaves' rows where growth left them) too. The level
 loop also takes over after some levels of the grower's own loop, its buffers grow with the levels, and
-categorical features stay in the grower's loop.
+categorical features stay in the grower's loop. A larger fit launches no kernel specialisation (what a GPU
+compiles) that a smaller one did not.
 """
 
 import numpy as np
@@ -15,7 +16,7 @@ from gpuforest import (
     DecisionTreeClassifier, DecisionTreeRegressor, ExtraTreesRegressor, GradientBoostingClassifier,
     GradientBoostingRegressor, RandomForestClassifier, RandomForestRegressor,
 )
-from gpuforest.backend import CUDABackend
+from gpuforest.backend import CUDABackend, get_backend
 from gpuforest.kernels.cuda import growth
 
 from test_kernels_cpu_growth import TREE_ARRAYS, fitted_trees
@@ -117,3 +118,20 @@ def test_categorical_features_grow_in_the_grower_levels(monkeypatch):
     model = DecisionTreeClassifier(max_depth=2, max_bins=MAX_BINS, categorical_features=[3], random_state=0)
     assert_same_models(model, X, y)
     assert sizes == []
+
+
+@pytest.mark.quality
+@pytest.mark.parametrize("model", [
+    GradientBoostingClassifier(n_estimators=1, max_depth=3, grow_policy="depthwise", max_bins=MAX_BINS),
+    GradientBoostingClassifier(n_estimators=1, max_leaf_nodes=4, max_bins=MAX_BINS),
+    RandomForestClassifier(n_estimators=1, max_depth=3, max_bins=MAX_BINS, random_state=0),
+], ids=["depthwise boosting", "best-first boosting", "forest"])
+def test_a_larger_fit_compiles_no_kernel_that_a_smaller_one_did_not(model):
+    """Levels of more rows per node take larger blocks (the partition's tiles): the kernels read their block size,
+    so a fit after a small warm-up compiles nothing more on a GPU."""
+    backend = get_backend("cuda")
+    with backend.counting():
+        clone(model).set_params(device="cuda").fit(*data("classification", n_samples=200))
+    with backend.counting() as larger_fit:
+        clone(model).set_params(device="cuda").fit(*data("classification", n_samples=800))
+    assert larger_fit.launches > 0 and larger_fit.compilations == 0

@@ -63,6 +63,20 @@ def test_simulated_kernel_counts_its_launches_and_is_the_kernel_otherwise():
     np.testing.assert_array_equal(out, np.full(5, 3))
 
 
+@pytest.mark.skipif(not SIMULATOR, reason="jit_kernel gives a SimulatedKernel under the simulator only")
+def test_simulated_kernel_counts_a_compilation_at_each_new_argument_type():
+    """What a GPU's numba-cuda compiles: a launch of argument types it has not seen (dtypes, dimensions, layouts)."""
+    kernel = jit_kernel(_mark_items_kernel)
+    ints = np.zeros(64, dtype=np.int64)
+    launches = ((ints, 1), (ints, 0), (np.ones(9, dtype=np.int64), 0), (np.zeros(64), 1), (ints.astype(np.int32), 1))
+    with get_backend("cuda").counting() as counts:
+        for out, new_types in launches:
+            compiled = counts.compilations
+            kernel[1, 32](out)
+            assert counts.compilations - compiled == new_types
+    assert counts.launches == 5
+
+
 def test_cached_kernel_counts_a_launch_and_gives_numba_integer_dimensions():
     cached = CachedKernel(SimpleNamespace(py_func=_mark_items_kernel))
     with get_backend("cuda").counting() as counts:

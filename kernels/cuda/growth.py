@@ -612,7 +612,7 @@ def grow_levels(backend, rows, nodes, scratch, hist_buffers, search, rules, feat
         partition_threads = block_threads(-(-n_entries // (n_cur * ROWS_PER_THREAD)))
         tile_rows = ROWS_PER_THREAD * partition_threads
         layout = launch_plan(parity, n_cur, -1, int(header[N_HIST]), tile_rows, outputs)
-        count_left, scatter, _ = (kernel for _, kernel in _partition_kernels(partition_threads, False))
+        count_left, scatter, _ = (kernel for _, kernel in _partition_kernels(False))
         n_tiles = n_cur + -(-n_entries // tile_rows)
         split = (outputs[1], outputs[2], outputs[3], int(missing_bin), outputs[6], outputs[7], cur[WORK, :n_cur])
         count_left[n_tiles, partition_threads](

@@ -43,6 +43,7 @@ from . import jit_kernel
 
 THREADS = 256  # threads per block of build_histograms and node_totals
 BLOCK_SIZES = (32, 64, 128, 256)  # threads of the one block of _chunk_plan (one per node, up to 256)
+MAX_THREADS = BLOCK_SIZES[-1]  # kernels launched with any of BLOCK_SIZES read theirs from blockDim
 SUBTRACT_THREADS = 256
 # Static shared memory of one block: 48 KiB is the static limit, and 4 resident
 # blocks of 256 threads (50% occupancy on an H100) need 4 * (48 + 1) KiB <= 228 KiB.
@@ -94,7 +95,7 @@ def chunk_table(node_start, node_stop, n_entries, min_chunk_rows):
     offsets = xp.empty(n_nodes + 1, dtype=np.int64)
     chunk_rows = xp.empty(1, dtype=np.int64)
     threads = block_threads(n_nodes)
-    _chunk_plan_kernel(threads)[1][1, threads](node_start, node_stop, spare, min_chunk_rows, offsets, chunk_rows)
+    _chunk_plan[1, threads](node_start, node_stop, spare, min_chunk_rows, offsets, chunk_rows)
     return n_nodes + spare, offsets, chunk_rows
 
 
@@ -116,38 +117,36 @@ def inclusive_scan(scan, tid, value, n_threads):
     return scan[tid]
 
 
-@functools.lru_cache(maxsize=None)
-def _chunk_plan_kernel(threads):
-    """The plan kernel for one block of ``threads`` threads: ``(python_function, kernel)``."""
+def _chunk_plan_kernel(node_start, node_stop, spare, min_chunk_rows, offsets, chunk_rows):
+    """``chunk_rows[0] = max(min_chunk_rows, ceil(sum of the nodes' rows / spare))``, then ``offsets``,
+    the prefix sum of the nodes' chunks; one block of any of ``BLOCK_SIZES`` threads."""
+    scan = cuda.shared.array(MAX_THREADS, types.int64)
+    tid = cuda.threadIdx.x
+    threads = cuda.blockDim.x
+    n_nodes = node_start.shape[0]
+    n_rows = 0
+    for node in range(tid, n_nodes, threads):
+        n_rows += max(node_stop[node] - node_start[node], 0)
+    inclusive_scan(scan, tid, n_rows, threads)
+    rows = max(min_chunk_rows, (scan[threads - 1] + spare - 1) // spare)
+    cuda.syncthreads()
+    if tid == 0:
+        chunk_rows[0] = rows
+        offsets[0] = 0
+    n_chunks_before = 0
+    for first_node in range(0, n_nodes, threads):
+        node = first_node + tid
+        n_chunks = 0
+        if node < n_nodes:
+            n_chunks = (max(node_stop[node] - node_start[node], 0) + rows - 1) // rows
+        inclusive = inclusive_scan(scan, tid, n_chunks, threads)
+        if node < n_nodes:
+            offsets[node + 1] = n_chunks_before + inclusive
+        n_chunks_before += scan[threads - 1]
+        cuda.syncthreads()  # everyone has read the scan before the next pass writes it
 
-    def chunk_plan_kernel(node_start, node_stop, spare, min_chunk_rows, offsets, chunk_rows):
-        """``chunk_rows[0] = max(min_chunk_rows, ceil(sum of the nodes' rows / spare))``, then ``offsets``,
-        the prefix sum of the nodes' chunks."""
-        scan = cuda.shared.array(threads, types.int64)
-        tid = cuda.threadIdx.x
-        n_nodes = node_start.shape[0]
-        n_rows = 0
-        for node in range(tid, n_nodes, threads):
-            n_rows += max(node_stop[node] - node_start[node], 0)
-        inclusive_scan(scan, tid, n_rows, threads)
-        rows = max(min_chunk_rows, (scan[threads - 1] + spare - 1) // spare)
-        cuda.syncthreads()
-        if tid == 0:
-            chunk_rows[0] = rows
-            offsets[0] = 0
-        n_chunks_before = 0
-        for first_node in range(0, n_nodes, threads):
-            node = first_node + tid
-            n_chunks = 0
-            if node < n_nodes:
-                n_chunks = (max(node_stop[node] - node_start[node], 0) + rows - 1) // rows
-            inclusive = inclusive_scan(scan, tid, n_chunks, threads)
-            if node < n_nodes:
-                offsets[node + 1] = n_chunks_before + inclusive
-            n_chunks_before += scan[threads - 1]
-            cuda.syncthreads()  # everyone has read the scan before the next pass writes it
 
-    return chunk_plan_kernel, jit_kernel(chunk_plan_kernel)
+_chunk_plan = jit_kernel(_chunk_plan_kernel)
 
 
 def block_threads(n_items):
@@ -454,9 +453,8 @@ def ptx_specializations():
         ))
     specs.append(("subtract_histograms", _subtract_histograms_kernel, subtract_types, SUBTRACT_THREADS))
     int64_1d = types.Array(types.int64, 1, "C")
-    for threads in BLOCK_SIZES:
-        specs.append((
-            f"chunk_plan_threads{threads}", _chunk_plan_kernel(threads)[0],
-            (int64_1d, int64_1d, types.int64, types.int64, int64_1d, int64_1d), threads,
-        ))
+    specs.append((
+        "chunk_plan", _chunk_plan_kernel, (int64_1d, int64_1d, types.int64, types.int64, int64_1d, int64_1d),
+        MAX_THREADS,
+    ))
     return specs

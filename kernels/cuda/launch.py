@@ -4,7 +4,7 @@ import functools
 import sys
 
 import numpy as np
-from numba import config, types
+from numba import config, typeof, types
 
 from ..counting import count
 
@@ -49,7 +49,10 @@ class CachedKernel:
         key = tuple(map(_argument_key, args))
         specialisation = self._specialisations.get(key)
         if specialisation is None:
+            n_compiled = len(self.dispatcher.overloads)
             self.dispatcher[griddim, blockdim](*args)
+            if len(self.dispatcher.overloads) > n_compiled:
+                count("compilations")
             # numba may have run an overload of other types (a conversion): then its path stays.
             kernel = self.dispatcher.overloads.get(tuple(map(self.dispatcher.typeof_pyval, args)))
             if None not in key and kernel is not None:
@@ -72,11 +75,13 @@ class SimulatedKernel:
 
     The simulator runs kernels in Python and passes any argument; a GPU's numba-cuda
     marshals only arrays, numbers and tuples of them, and raises ``NotImplementedError``
-    at a None. Launches here refuse None alike, so that simulator tests catch it.
+    at a None. Launches here refuse None alike, so that simulator tests catch it. The
+    first launch of new argument types counts as a compilation, as it would on a GPU.
     """
 
     def __init__(self, kernel):
         self.kernel = kernel
+        self._specialisations = set()
 
     def __getitem__(self, launch_config):
         count("launches")
@@ -85,6 +90,10 @@ class SimulatedKernel:
     def _launch(self, configured, *args):
         if any(_holds_none(value) for value in args):
             raise TypeError(f"{self.kernel.py_func.__name__}: a None argument cannot be passed to a GPU kernel")
+        key = tuple(map(_numba_type, args))
+        if key not in self._specialisations:
+            self._specialisations.add(key)
+            count("compilations")
         return configured(*args)
 
     def __getattr__(self, name):
@@ -103,6 +112,13 @@ def _argument_key(value):
         flags = value.flags
         return value.dtype, value.ndim, flags.c_contiguous, flags.f_contiguous
     return None
+
+
+def _numba_type(value):
+    """The numba type of a kernel argument, as a GPU's numba-cuda would type it."""
+    if isinstance(value, tuple):
+        return tuple(map(_numba_type, value))
+    return typeof(value)
 
 
 def _holds_none(value):

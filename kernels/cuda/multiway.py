@@ -27,9 +27,9 @@ from numba import cuda, types
 
 from ..common import NO_SPLIT, c45_split_gain, multiway_gain
 from . import jit_kernel
-from .histogram import BLOCK_SIZES, array_namespace, block_threads, chunk_table, inclusive_scan
+from .histogram import MAX_THREADS, array_namespace, block_threads, chunk_table, inclusive_scan
 from .launch import BLOCK_SIZE, elementwise_config
-from .partitioning import ROWS_PER_THREAD, _partition_kernels, _tile_rows
+from .partitioning import ROWS_PER_THREAD, _block_tile, _partition_kernels
 
 # Parts of a node: up to 255 children (codes of uint8 bins below the missing bin) and its rows with no child.
 MAX_PARTS = 256
@@ -126,93 +126,89 @@ def c45_split_gains(
         )
 
 
-@functools.lru_cache(maxsize=None)
-def _tile_kernels(threads):
-    """``(count_parts, scatter_parts)``, each ``(python_function, kernel)``, for tiles of blocks of ``threads``."""
+def _count_parts_kernel(
+    X_binned, sample_indices, node_start, node_stop, split_feature, n_children, offsets, tile_rows, tile_parts,
+):
+    counts = cuda.shared.array(MAX_PARTS, types.int32)
+    tid = cuda.threadIdx.x
+    threads = cuda.blockDim.x
+    tile, node, first, last = _block_tile(offsets, tile_rows, node_start, node_stop)
+    if tile < 0:
+        return
+    n_parts = n_children[node] + 1
+    for part in range(tid, n_parts, threads):
+        counts[part] = 0
+    cuda.syncthreads()
+    feature_idx = split_feature[node]
+    for position in range(first + tid, last, threads):
+        cuda.atomic.add(counts, min(X_binned[sample_indices[position], feature_idx], n_children[node]), 1)
+    cuda.syncthreads()
+    for part in range(tid, n_parts, threads):
+        tile_parts[tile, part] = counts[part]
 
-    def count_parts_kernel(
-        X_binned, sample_indices, node_start, node_stop, split_feature, n_children, offsets, tile_rows, tile_parts,
-    ):
-        counts = cuda.shared.array(MAX_PARTS, types.int32)
-        tid = cuda.threadIdx.x
-        tile = cuda.blockIdx.x
-        if tile >= offsets[node_start.shape[0]]:
-            return
-        node, first, last = _tile_rows(offsets, tile_rows, node_start, node_stop, tile)
-        n_parts = n_children[node] + 1
-        for part in range(tid, n_parts, threads):
-            counts[part] = 0
+
+def _scatter_parts_kernel(
+    X_binned, sample_indices, scratch, node_start, node_stop, split_feature, n_children, offsets, tile_rows,
+    tile_parts,
+):
+    next_position = cuda.shared.array(MAX_PARTS, types.int64)
+    chunk_parts = cuda.shared.array(MAX_THREADS, types.int32)
+    tid = cuda.threadIdx.x
+    threads = cuda.blockDim.x
+    tile, node, first, last = _block_tile(offsets, tile_rows, node_start, node_stop)
+    if tile < 0:
+        return
+    for part in range(tid, n_children[node] + 1, threads):
+        next_position[part] = tile_parts[tile, part]
+    feature_idx = split_feature[node]
+    for chunk_start in range(first, last, threads):  # the same trips for every thread
+        position = chunk_start + tid
+        row = 0
+        part = -1
+        if position < last:
+            row = sample_indices[position]
+            part = min(X_binned[row, feature_idx], n_children[node])
+        chunk_parts[tid] = part
         cuda.syncthreads()
-        feature_idx = split_feature[node]
-        for position in range(first + tid, last, threads):
-            cuda.atomic.add(counts, min(X_binned[sample_indices[position], feature_idx], n_children[node]), 1)
-        cuda.syncthreads()
-        for part in range(tid, n_parts, threads):
-            tile_parts[tile, part] = counts[part]
-
-    def scatter_parts_kernel(
-        X_binned, sample_indices, scratch, node_start, node_stop, split_feature, n_children, offsets, tile_rows,
-        tile_parts,
-    ):
-        next_position = cuda.shared.array(MAX_PARTS, types.int64)
-        chunk_parts = cuda.shared.array(threads, types.int32)
-        tid = cuda.threadIdx.x
-        tile = cuda.blockIdx.x
-        if tile >= offsets[node_start.shape[0]]:
-            return
-        node, first, last = _tile_rows(offsets, tile_rows, node_start, node_stop, tile)
-        for part in range(tid, n_children[node] + 1, threads):
-            next_position[part] = tile_parts[tile, part]
-        feature_idx = split_feature[node]
-        for chunk_start in range(first, last, threads):  # the same trips for every thread
-            position = chunk_start + tid
-            row = 0
-            part = -1
-            if position < last:
-                row = sample_indices[position]
-                part = min(X_binned[row, feature_idx], n_children[node])
-            chunk_parts[tid] = part
-            cuda.syncthreads()
-            rank = 0
-            n_same = 0
-            for other in range(threads):
-                if chunk_parts[other] == part:
-                    n_same += 1
-                    rank += other < tid
-            if part >= 0:
-                scratch[next_position[part] + rank] = row
-            cuda.syncthreads()  # everyone has read next_position and chunk_parts
-            if part >= 0 and rank == n_same - 1:
-                next_position[part] += n_same
-
-    return tuple((kernel, jit_kernel(kernel)) for kernel in (count_parts_kernel, scatter_parts_kernel))
+        rank = 0
+        n_same = 0
+        for other in range(threads):
+            if chunk_parts[other] == part:
+                n_same += 1
+                rank += other < tid
+        if part >= 0:
+            scratch[next_position[part] + rank] = row
+        cuda.syncthreads()  # everyone has read next_position and chunk_parts
+        if part >= 0 and rank == n_same - 1:
+            next_position[part] += n_same
 
 
-@functools.lru_cache(maxsize=None)
-def _place_parts_kernel(threads):
-    """The ``place_parts`` kernel for blocks of ``threads >= n_parts`` threads: ``(python_function, kernel)``."""
+def _place_parts_kernel(node_start, n_children, offsets, tile_parts, out_part_counts):
+    """Block ``node`` (a thread per part at least): ``tile_parts[tile, part]`` from the tile's rows of the part
+    to the position of its first one; ``out_part_counts[node]``: the node's rows per part."""
+    scan = cuda.shared.array(MAX_THREADS, types.int64)
+    node = cuda.blockIdx.x
+    part = cuda.threadIdx.x
+    threads = cuda.blockDim.x
+    n_parts = n_children[node] + 1
+    total = 0
+    if part < n_parts:
+        for tile in range(offsets[node], offsets[node + 1]):
+            n_rows = tile_parts[tile, part]
+            tile_parts[tile, part] = total
+            total += n_rows
+    if part < out_part_counts.shape[1]:
+        out_part_counts[node, part] = total
+    part_start = node_start[node] + inclusive_scan(scan, part, total, threads) - total
+    if part < n_parts:
+        for tile in range(offsets[node], offsets[node + 1]):
+            tile_parts[tile, part] += part_start
 
-    def place_parts_kernel(node_start, n_children, offsets, tile_parts, out_part_counts):
-        """Block ``node``: ``tile_parts[tile, part]`` from the tile's rows of the part to the position of its
-        first one; ``out_part_counts[node]``: the node's rows per part."""
-        scan = cuda.shared.array(threads, types.int64)
-        node = cuda.blockIdx.x
-        part = cuda.threadIdx.x
-        n_parts = n_children[node] + 1
-        total = 0
-        if part < n_parts:
-            for tile in range(offsets[node], offsets[node + 1]):
-                n_rows = tile_parts[tile, part]
-                tile_parts[tile, part] = total
-                total += n_rows
-        if part < out_part_counts.shape[1]:
-            out_part_counts[node, part] = total
-        part_start = node_start[node] + inclusive_scan(scan, part, total, threads) - total
-        if part < n_parts:
-            for tile in range(offsets[node], offsets[node + 1]):
-                tile_parts[tile, part] += part_start
 
-    return place_parts_kernel, jit_kernel(place_parts_kernel)
+# Blocks of any of BLOCK_SIZES threads (read from blockDim: one compilation whatever the level's size).
+_count_parts = jit_kernel(_count_parts_kernel)
+_scatter_parts = jit_kernel(_scatter_parts_kernel)
+_place_parts = jit_kernel(_place_parts_kernel)
 
 
 def apply_multiway_splits(
@@ -232,19 +228,18 @@ def apply_multiway_splits(
     threads = block_threads(-(-n_entries // (n_nodes * ROWS_PER_THREAD)))
     n_blocks, offsets, tile_rows = chunk_table(node_start, node_stop, n_entries, ROWS_PER_THREAD * threads)
     tile_parts = array_namespace(node_start).empty((n_blocks, n_parts), dtype=np.int64)
-    (_, count_parts), (_, scatter_parts) = _tile_kernels(threads)
-    count_parts[n_blocks, threads](
+    _count_parts[n_blocks, threads](
         X_binned, sample_indices, node_start, node_stop, split_feature, n_children, offsets, tile_rows, tile_parts
     )
     place_threads = block_threads(n_parts)
-    _place_parts_kernel(place_threads)[1][n_nodes, place_threads](
+    _place_parts[n_nodes, place_threads](
         node_start, n_children, offsets, tile_parts, out_part_counts
     )
-    scatter_parts[n_blocks, threads](
+    _scatter_parts[n_blocks, threads](
         X_binned, sample_indices, scratch, node_start, node_stop, split_feature, n_children, offsets, tile_rows,
         tile_parts,
     )
-    copy_back = _partition_kernels(threads, False)[2][1]
+    copy_back = _partition_kernels(False)[2][1]
     copy_back[n_blocks, threads](sample_indices, scratch, node_start, node_stop, offsets, tile_rows)
 
 
@@ -276,11 +271,9 @@ def ptx_specializations():
         (f"c45_split_gains_{kind}", _c45_split_gains_kernel(categorical)[0], c45_gains, BLOCK_SIZE, C45_MAX_REGISTERS)
         for kind, categorical in (("categorical", True), ("numeric", False))
     ]
-    for threads in BLOCK_SIZES:
-        (count_function, _), (scatter_function, _) = _tile_kernels(threads)
-        specs += [
-            (f"count_parts_threads{threads}", count_function, count_types, threads),
-            (f"place_parts_threads{threads}", _place_parts_kernel(threads)[0], place_types, threads),
-            (f"scatter_parts_threads{threads}", scatter_function, scatter_types, threads),
-        ]
+    specs += [
+        ("count_parts", _count_parts_kernel, count_types, MAX_THREADS),
+        ("place_parts", _place_parts_kernel, place_types, MAX_THREADS),
+        ("scatter_parts", _scatter_parts_kernel, scatter_types, MAX_THREADS),
+    ]
     return specs

@@ -33,17 +33,21 @@ from numba import cuda, types
 
 from ..common import category_goes_left, goes_left
 from . import jit_kernel
-from .histogram import BLOCK_SIZES, _node_of_chunk, array_namespace, block_threads, chunk_table, inclusive_scan
+from .histogram import MAX_THREADS, _node_of_chunk, array_namespace, block_threads, chunk_table, inclusive_scan
 
 ROWS_PER_THREAD = 16  # a tile holds ROWS_PER_THREAD * threads rows
 
 
 @cuda.jit(device=True)
-def _tile_rows(offsets, tile_rows, node_start, node_stop, tile):
-    """``(node, first, last)``: the node of ``tile`` and the positions of its rows."""
+def _block_tile(offsets, tile_rows, node_start, node_stop):
+    """``(tile, node, first, last)``: this block's tile, its node and the positions of its rows; ``tile`` -1
+    for a block past the last tile."""
+    tile = cuda.blockIdx.x
+    if tile >= offsets[node_start.shape[0]]:
+        return -1, 0, 0, 0
     node = _node_of_chunk(offsets, node_start.shape[0], tile)
     first = node_start[node] + (tile - offsets[node]) * tile_rows[0]
-    return node, first, min(first + tile_rows[0], node_stop[node])
+    return tile, node, first, min(first + tile_rows[0], node_stop[node])
 
 
 @functools.lru_cache(maxsize=None)
@@ -80,8 +84,9 @@ def splits_at(node_splits, node):
 
 
 @functools.lru_cache(maxsize=None)
-def _partition_kernels(threads, categorical_splits):
-    """``(count_left, scatter, copy_back)``, each ``(python_function, kernel)``, for blocks of ``threads``;
+def _partition_kernels(categorical_splits):
+    """``(count_left, scatter, copy_back)``, each ``(python_function, kernel)``, for blocks of any of
+    ``BLOCK_SIZES`` (read from ``blockDim``: one compilation whatever the level's size);
     ``categorical_splits``: some of the splits may be categorical (``_row_goes_left``)."""
     row_goes_left = _row_goes_left(categorical_splits)
 
@@ -89,10 +94,10 @@ def _partition_kernels(threads, categorical_splits):
         X_binned, sample_indices, node_start, node_stop, split_feature, split_bin, split_missing_left,
         missing_bin, split_categorical, split_category_bitset, node_splits, offsets, tile_rows, tile_left,
     ):
-        tile = cuda.blockIdx.x
-        if tile >= offsets[node_start.shape[0]]:
+        threads = cuda.blockDim.x
+        tile, node, first, last = _block_tile(offsets, tile_rows, node_start, node_stop)
+        if tile < 0:
             return
-        node, first, last = _tile_rows(offsets, tile_rows, node_start, node_stop, tile)
         if not splits_at(node_splits, node):
             if cuda.threadIdx.x == 0:
                 tile_left[tile] = 0
@@ -119,12 +124,12 @@ def _partition_kernels(threads, categorical_splits):
         split_missing_left, missing_bin, split_categorical, split_category_bitset, node_splits, offsets, tile_rows,
         tile_left,
     ):
-        scan = cuda.shared.array(threads, numba.int32)
+        scan = cuda.shared.array(MAX_THREADS, numba.int32)
         tid = cuda.threadIdx.x
-        tile = cuda.blockIdx.x
-        if tile >= offsets[node_start.shape[0]]:
+        threads = cuda.blockDim.x
+        tile, node, first, last = _block_tile(offsets, tile_rows, node_start, node_stop)
+        if tile < 0:
             return
-        node, first, last = _tile_rows(offsets, tile_rows, node_start, node_stop, tile)
         if not splits_at(node_splits, node):
             # Its rows stay in order: copied, so that scratch holds every node's rows.
             for position in range(first + tid, last, threads):
@@ -162,10 +167,10 @@ def _partition_kernels(threads, categorical_splits):
             cuda.syncthreads()  # everyone has read the scan before the next chunk writes it
 
     def copy_back_kernel(sample_indices, scratch, node_start, node_stop, offsets, tile_rows):
-        tile = cuda.blockIdx.x
-        if tile >= offsets[node_start.shape[0]]:
+        threads = cuda.blockDim.x
+        tile, _, first, last = _block_tile(offsets, tile_rows, node_start, node_stop)
+        if tile < 0:
             return
-        _, first, last = _tile_rows(offsets, tile_rows, node_start, node_stop, tile)
         for position in range(first + cuda.threadIdx.x, last, threads):
             sample_indices[position] = scratch[position]
 
@@ -194,7 +199,7 @@ def apply_splits(
     xp = array_namespace(node_start)
     tile_left = xp.empty(n_blocks, dtype=sample_indices.dtype)
     count_left, scatter, copy_back = (
-        kernel for _, kernel in _partition_kernels(threads, split_categorical is not None)
+        kernel for _, kernel in _partition_kernels(split_categorical is not None)
     )
     if split_categorical is None:  # the numeric kernels ignore them; a GPU launch takes no None
         split_categorical, split_category_bitset = split_missing_left, _no_category_bitsets(xp)
@@ -238,10 +243,7 @@ def ptx_specializations():
         )
         names = ("count_left", "scatter") if categorical_splits else ("count_left", "scatter", "copy_back")
         specs += [
-            (f"{name}{suffix}_threads{threads}", function, types_, threads)
-            for threads in BLOCK_SIZES
-            for name, (function, _), types_ in zip(
-                names, _partition_kernels(threads, categorical_splits), argument_types
-            )
+            (f"{name}{suffix}", function, types_, MAX_THREADS)
+            for name, (function, _), types_ in zip(names, _partition_kernels(categorical_splits), argument_types)
         ]
     return specs
