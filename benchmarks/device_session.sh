@@ -2,7 +2,7 @@
 # Everything a session with a lent GPU runs there, in one command: the
 # environment, the `gpu` tests (tests/gpu), the GPU benchmarks.
 # Each step has its own time limit so that a slow one leaves the rest their turn; all the
-# steps' defaults add up to about 700 s, more than one call's limit: split them over two calls
+# steps' defaults add up to about 740 s, more than one call's limit: split them over two calls
 # with STEPS (`run(command="STEPS='tests boosting' bash ...", timeout_s=600, carry=[".whl"])`).
 # The `gpu` tests compile every kernel from cold caches in each worker: hence a worker a core.
 # The log and a tarball of this run's results land in $OUT.
@@ -50,7 +50,7 @@ for bench in ${STEPS:-tests phases gpu forest boosting contributions}; do
             -n "${TESTS_WORKERS:-16}" --durations=5 ${TESTS_K:+-k "$TESTS_K"} 2>&1 | tee -a "$log" ;;
     phases)
         step gpu_phases
-        timeout "${PHASES_S:-80}" python3 benchmarks/gpu_phases.py --output "benchmarks/results/gpu_phases_${card}" \
+        timeout "${PHASES_S:-120}" python3 benchmarks/gpu_phases.py --output "benchmarks/results/gpu_phases_${card}" \
             2>&1 | tee -a "$log" ;;
     gpu)
         step bench_gpu
